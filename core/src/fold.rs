@@ -1,0 +1,165 @@
+//! Folding (DESIGN.md §3): the case-, diacritic-, width- and
+//! typographic-punctuation-insensitive form that matching runs on.
+//!
+//! Each ORIGINAL char is folded on its own, and every folded byte remembers
+//! the byte offset of the original char that produced it. That map is what
+//! keeps matches on whole original chars and turns folded matches back into
+//! highlight ranges over the original text.
+
+use caseless::Caseless;
+use unicode_normalization::UnicodeNormalization;
+
+/// A folded text and, for non-ASCII input, its folded→original byte map.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Folded {
+    /// The folded text.
+    pub text: String,
+    /// `map[i]` = byte offset in the original text of the char that produced
+    /// folded byte `i`. `None` when the original was all ASCII (identity).
+    pub map: Option<Vec<u32>>,
+}
+
+impl Folded {
+    /// The original offset of folded byte `i` (`i < text.len()`).
+    #[inline]
+    pub fn original_offset(&self, i: usize) -> usize {
+        match &self.map {
+            Some(m) => m[i] as usize,
+            None => i,
+        }
+    }
+}
+
+/// Folds `text`, recording the folded→original byte map.
+pub fn fold(text: &str) -> Folded {
+    if text.is_ascii() {
+        return Folded {
+            text: text.to_ascii_lowercase(),
+            map: None,
+        };
+    }
+    let mut out = String::with_capacity(text.len() + text.len() / 8);
+    let mut map = Vec::with_capacity(text.len() + text.len() / 8);
+    let mut buf = String::new();
+    for (offset, c) in text.char_indices() {
+        let before = out.len();
+        fold_char_into(c, &mut out, &mut buf);
+        // Offsets fit: the texts recall folds are capped far below 4 GiB, and
+        // a longer text would fail `try_from` rather than wrap.
+        let o = u32::try_from(offset).unwrap_or(u32::MAX);
+        map.resize(map.len() + (out.len() - before), o);
+    }
+    Folded {
+        text: out,
+        map: Some(map),
+    }
+}
+
+/// Folds `text` without keeping the map (query terms).
+pub fn fold_str(text: &str) -> String {
+    if text.is_ascii() {
+        return text.to_ascii_lowercase();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut buf = String::new();
+    for c in text.chars() {
+        fold_char_into(c, &mut out, &mut buf);
+    }
+    out
+}
+
+/// Appends the fold of one original char to `out`. `scratch` is reused
+/// working space.
+pub fn fold_char_into(c: char, out: &mut String, scratch: &mut String) {
+    if c.is_ascii() {
+        out.push(c.to_ascii_lowercase());
+        return;
+    }
+    if ('\u{AC00}'..='\u{D7A3}').contains(&c) {
+        out.push(c);
+        return;
+    }
+    if let Some(p) = punctuation(c) {
+        out.push_str(p);
+        return;
+    }
+    scratch.clear();
+    scratch.extend(std::iter::once(c).nfkd().default_case_fold());
+    out.extend(scratch.chars().nfkd().filter(|d| !is_dropped_mark(*d)));
+}
+
+/// Rule 3: typographic punctuation and space separators.
+fn punctuation(c: char) -> Option<&'static str> {
+    Some(match c {
+        '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}' | '\u{2032}' => "'",
+        '\u{201C}' | '\u{201D}' | '\u{201E}' | '\u{201F}' | '\u{2033}' => "\"",
+        '\u{2010}' | '\u{2011}' | '\u{2012}' | '\u{2013}' | '\u{2014}' | '\u{2015}'
+        | '\u{2212}' => "-",
+        '\u{2026}' => "...",
+        c if is_space_separator(c) => " ",
+        _ => return None,
+    })
+}
+
+/// Unicode general category Zs (U+0020 is handled as ASCII before this).
+fn is_space_separator(c: char) -> bool {
+    matches!(
+        c,
+        '\u{00A0}' | '\u{1680}' | '\u{2000}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}'
+    )
+}
+
+/// Combining Diacritical Marks, the only block rule 4 drops.
+#[inline]
+fn is_dropped_mark(c: char) -> bool {
+    ('\u{0300}'..='\u{036F}').contains(&c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ascii_lowercases_without_map() {
+        let f = fold("Hello WORLD");
+        assert_eq!(f.text, "hello world");
+        assert!(f.map.is_none());
+    }
+
+    #[test]
+    fn map_points_at_original_chars() {
+        let f = fold("Straße");
+        assert_eq!(f.text, "strasse");
+        let map = f.map.unwrap();
+        // 'ß' is at byte 4 and folds to "ss".
+        assert_eq!(map, vec![0, 1, 2, 3, 4, 4, 6]);
+    }
+
+    #[test]
+    fn rule_rows() {
+        let cases = [
+            ("Straße", "strasse"),
+            ("straẞe", "strasse"),
+            ("ΣΊΣΥΦΟΣ", "σισυφοσ"),
+            ("σίσυφος", "σισυφοσ"),
+            ("İstanbul", "istanbul"),
+            ("CAFÉS", "cafes"),
+            ("ﬁle", "file"),
+            ("ｆｉｌｅ", "file"),
+            ("don’t", "don't"),
+            ("a–b", "a-b"),
+            ("a—b", "a-b"),
+            ("“q”", "\"q\""),
+            ("x\u{00A0}y", "x y"),
+            ("wait…", "wait..."),
+            ("한국", "한국"),
+            ("が", "か\u{3099}"),
+            ("¨", " "),
+            ("e\u{301}", "e"),
+        ];
+        for (input, want) in cases {
+            assert_eq!(fold_str(input), want, "fold({input:?})");
+            assert_eq!(fold(input).text, want, "fold({input:?})");
+        }
+    }
+}

@@ -1,0 +1,160 @@
+//! An in-memory index: a manifest plus the generation files it names, handed
+//! in as bytes. The browser binding, the offline report viewer and the parity
+//! tests search through it.
+
+use crate::model::{Manifest, ManifestEntry};
+use crate::naming::generation_file_name;
+use crate::prepared::PreparedShard;
+use crate::query::{QueryError, Request};
+use crate::response::Response;
+use crate::search::{search, Budgets, Catalog, LoadedShard, SearchEnv};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Why bytes were refused.
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    /// The manifest did not parse.
+    #[error("manifest is not valid: {0}")]
+    Manifest(serde_json::Error),
+    /// A generation file did not parse.
+    #[error("generation {name} is not valid: {source}")]
+    Generation {
+        /// Its name.
+        name: String,
+        /// Why.
+        source: serde_json::Error,
+    },
+    /// A generation's bytes do not hash to its name.
+    #[error("generation {name} does not match its content hash")]
+    HashMismatch {
+        /// Its name.
+        name: String,
+    },
+}
+
+/// A manifest and its shards, in memory.
+#[derive(Debug)]
+pub struct MemIndex {
+    manifest: Arc<Manifest>,
+    shards: HashMap<String, Arc<PreparedShard>>,
+}
+
+impl Default for MemIndex {
+    fn default() -> MemIndex {
+        MemIndex::new()
+    }
+}
+
+impl MemIndex {
+    /// An empty index (revision 0, no sessions).
+    pub fn new() -> MemIndex {
+        MemIndex {
+            manifest: Arc::new(Manifest::empty(String::new(), 0)),
+            shards: HashMap::new(),
+        }
+    }
+
+    /// Replaces the manifest.
+    pub fn set_manifest(&mut self, bytes: &[u8]) -> Result<(), IndexError> {
+        let m: Manifest = serde_json::from_slice(bytes).map_err(IndexError::Manifest)?;
+        self.set_manifest_value(m);
+        Ok(())
+    }
+
+    /// Replaces the manifest with a parsed one.
+    pub fn set_manifest_value(&mut self, m: Manifest) {
+        self.manifest = Arc::new(m);
+    }
+
+    /// The current manifest.
+    pub fn manifest(&self) -> &Manifest {
+        &self.manifest
+    }
+
+    /// Adds a generation file under `name` (`<hash16>.json`). The name must
+    /// be the content hash of the bytes.
+    pub fn add_generation(&mut self, name: &str, bytes: &[u8]) -> Result<(), IndexError> {
+        if generation_file_name(bytes) != name {
+            return Err(IndexError::HashMismatch {
+                name: name.to_string(),
+            });
+        }
+        let shard = PreparedShard::from_bytes(bytes).map_err(|source| IndexError::Generation {
+            name: name.to_string(),
+            source,
+        })?;
+        self.shards.insert(name.to_string(), Arc::new(shard));
+        Ok(())
+    }
+
+    /// Whether a generation is loaded.
+    pub fn has_generation(&self, name: &str) -> bool {
+        self.shards.contains_key(name)
+    }
+
+    /// Drops generations the manifest no longer names.
+    pub fn retain_referenced(&mut self) {
+        let live: std::collections::HashSet<&str> = self
+            .manifest
+            .sessions
+            .values()
+            .map(|e| e.generation_file.as_str())
+            .collect();
+        self.shards.retain(|k, _| live.contains(k.as_str()));
+    }
+
+    /// Searches with a frozen clock (so results are deterministic) and the
+    /// default budgets.
+    pub fn search(&self, request: &Request) -> Result<Response, QueryError> {
+        let clock = || 0u64;
+        self.search_with(request, &clock)
+    }
+
+    /// Searches with the given monotonic clock.
+    pub fn search_with(
+        &self,
+        request: &Request,
+        clock: &dyn Fn() -> u64,
+    ) -> Result<Response, QueryError> {
+        let env = SearchEnv {
+            catalog: self,
+            clock,
+            budgets: Budgets::default(),
+            building: false,
+        };
+        search(request, &env)
+    }
+
+    /// JSON in, JSON out: a request object → the response body, or the §7
+    /// error body `{ok:false, error, message}`.
+    pub fn search_json(&self, request_json: &str) -> String {
+        let result = Request::from_json(request_json).and_then(|r| self.search(&r));
+        match result {
+            Ok(resp) => serde_json::to_string(&resp).unwrap_or_else(|e| {
+                QueryError::new("internal", format!("serialization failed: {e}")).to_json()
+            }),
+            Err(e) => e.to_json(),
+        }
+    }
+}
+
+impl Catalog for MemIndex {
+    fn current(&self) -> Arc<Manifest> {
+        self.manifest.clone()
+    }
+
+    fn snapshot(&self, _store_id: &str, _revision: u64) -> Option<Arc<Manifest>> {
+        None
+    }
+
+    fn load(&self, _key: &str, entry: &ManifestEntry) -> Result<LoadedShard, String> {
+        self.shards
+            .get(&entry.generation_file)
+            .map(|s| LoadedShard {
+                shard: s.clone(),
+                fresh_bytes: 0,
+            })
+            .ok_or_else(|| format!("generation {} is not loaded", entry.generation_file))
+    }
+}

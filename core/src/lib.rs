@@ -1,0 +1,34 @@
+//! recall-core: the query core of recall.
+//!
+//! Folding ([`fold`]), matching ([`matcher`]), query parsing ([`query`]),
+//! snippets and highlights ([`snippet`]), ordering, paging and cursors
+//! ([`search`], [`cursor`]) over shards ([`model`]). The crate does no file,
+//! network, clock or thread use: the host hands it bytes, the current time
+//! and a clock for the scan deadline, so native and WebAssembly builds give
+//! byte-identical answers.
+
+#![deny(missing_docs)]
+
+pub mod active;
+pub mod cursor;
+pub mod fold;
+pub mod index;
+pub mod matcher;
+pub mod model;
+pub mod naming;
+pub mod prepared;
+pub mod query;
+pub mod response;
+pub mod search;
+pub mod snippet;
+
+#[cfg(target_arch = "wasm32")]
+pub mod wasm;
+
+pub use active::derive_active;
+pub use index::MemIndex;
+pub use model::{Manifest, ManifestEntry, MessageRecord, Role, SessionMeta, Shard, Source};
+pub use prepared::PreparedShard;
+pub use query::{QueryError, Request};
+pub use response::Response;
+pub use search::{search, Budgets, Catalog, LoadedShard, SearchEnv};

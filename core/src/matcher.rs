@@ -1,0 +1,119 @@
+//! Term matching over folded text (DESIGN.md §3): substring occurrences that
+//! start and end on the fold of whole original chars, leftmost first and
+//! non-overlapping.
+
+use memchr::memmem::Finder;
+
+/// A folded query term with its compiled searcher.
+#[derive(Clone, Debug)]
+pub struct Term {
+    finder: Finder<'static>,
+}
+
+impl Term {
+    /// Compiles a folded, non-empty term.
+    pub fn new(folded: &str) -> Term {
+        Term {
+            finder: Finder::new(folded.as_bytes()).into_owned(),
+        }
+    }
+
+    /// The folded term's bytes.
+    pub fn needle(&self) -> &[u8] {
+        self.finder.needle()
+    }
+
+    /// The first raw position of the term in `hay`, ignoring char
+    /// boundaries (used to find candidate records in a shard buffer).
+    #[inline]
+    pub fn find(&self, hay: &[u8]) -> Option<usize> {
+        self.finder.find(hay)
+    }
+
+    /// Calls `f(start, end)` for every occurrence in a folded record text
+    /// (`hay`) whose boundary map is `map` (`None` = identity). Returns early
+    /// when `f` returns `false`.
+    pub fn for_each(&self, hay: &[u8], map: Option<&[u32]>, mut f: impl FnMut(usize, usize) -> bool) {
+        let n = self.finder.needle().len();
+        let mut pos = 0;
+        while pos + n <= hay.len() {
+            let Some(i) = self.finder.find(&hay[pos..]) else {
+                return;
+            };
+            let start = pos + i;
+            let end = start + n;
+            if is_boundary(map, start, hay.len()) && is_boundary(map, end, hay.len()) {
+                if !f(start, end) {
+                    return;
+                }
+                pos = end;
+            } else {
+                pos = start + 1;
+            }
+        }
+    }
+
+    /// Whether the term occurs at least once.
+    pub fn occurs(&self, hay: &[u8], map: Option<&[u32]>) -> bool {
+        let mut found = false;
+        self.for_each(hay, map, |_, _| {
+            found = true;
+            false
+        });
+        found
+    }
+
+    /// Number of non-overlapping occurrences.
+    pub fn count(&self, hay: &[u8], map: Option<&[u32]>) -> u64 {
+        let mut n = 0;
+        self.for_each(hay, map, |_, _| {
+            n += 1;
+            true
+        });
+        n
+    }
+}
+
+/// Whether folded position `i` of a text of `len` folded bytes lies between
+/// the folds of two original chars.
+#[inline]
+pub fn is_boundary(map: Option<&[u32]>, i: usize, len: usize) -> bool {
+    match map {
+        None => true,
+        Some(m) => i == 0 || i >= len || m[i - 1] != m[i],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fold::{fold, fold_str};
+
+    fn occ(text: &str, term: &str) -> Vec<(usize, usize)> {
+        let f = fold(text);
+        let t = Term::new(&fold_str(term));
+        let mut v = Vec::new();
+        t.for_each(f.text.as_bytes(), f.map.as_deref(), |s, e| {
+            v.push((s, e));
+            true
+        });
+        v
+    }
+
+    #[test]
+    fn whole_chars_only() {
+        assert!(occ("かな", "か").len() == 1);
+        assert!(occ("が", "か").is_empty());
+        assert!(occ("ﬁle", "f").is_empty());
+        assert!(occ("Straße", "stras").is_empty());
+        assert_eq!(occ("Straße", "strasse").len(), 1);
+        assert!(occ("한국", "하").is_empty());
+        assert_eq!(occ("하다", "하").len(), 1);
+    }
+
+    #[test]
+    fn non_overlapping_leftmost() {
+        assert_eq!(occ("aaaa", "aa"), vec![(0, 2), (2, 4)]);
+        assert_eq!(occ("aaa", "aa"), vec![(0, 2)]);
+    }
+}

@@ -1,0 +1,125 @@
+//! A shard made ready for search: its records' folded texts packed into two
+//! lanes (conversation and tool rows), each one contiguous buffer so a term
+//! is found with a single `memmem` pass, plus derived activity flags.
+
+use crate::active::derive_active;
+use crate::fold::fold;
+use crate::model::{Role, Shard};
+
+/// Separates records in a lane buffer. 0xFF never occurs in UTF-8, so no
+/// term (always valid UTF-8) can match across two records.
+const SEP: u8 = 0xFF;
+
+/// The folded texts of one kind of record, packed.
+#[derive(Clone, Debug, Default)]
+pub struct Lane {
+    /// Folded texts, each followed by [`SEP`].
+    pub buf: Vec<u8>,
+    /// Start offset of each entry in `buf`.
+    pub starts: Vec<u32>,
+    /// The record index (in the shard) of each entry.
+    pub records: Vec<u32>,
+    /// Folded→original maps of non-ASCII entries (`None` = identity).
+    pub maps: Vec<Option<Box<[u32]>>>,
+}
+
+impl Lane {
+    fn push(&mut self, record: usize, text: &str) {
+        let f = fold(text);
+        self.starts.push(self.buf.len() as u32);
+        self.records.push(record as u32);
+        self.buf.extend_from_slice(f.text.as_bytes());
+        self.buf.push(SEP);
+        self.maps.push(f.map.map(Vec::into_boxed_slice));
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.records.len()
+    }
+
+    /// Whether the lane has no entries.
+    pub fn is_empty(&self) -> bool {
+        self.records.is_empty()
+    }
+
+    /// The folded text of entry `i`.
+    pub fn text(&self, i: usize) -> &[u8] {
+        let start = self.starts[i] as usize;
+        let end = self
+            .starts
+            .get(i + 1)
+            .map_or(self.buf.len(), |&s| s as usize)
+            - 1;
+        &self.buf[start..end]
+    }
+
+    /// The entry containing buffer position `pos`, searching from `from`.
+    pub fn entry_at(&self, pos: usize, from: usize) -> usize {
+        let rel = self.starts[from..].partition_point(|&s| s as usize <= pos);
+        from + rel - 1
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.buf.capacity()
+            + self.starts.capacity() * 4
+            + self.records.capacity() * 4
+            + self.maps.iter().flatten().map(|m| m.len() * 4).sum::<usize>()
+            + self.maps.capacity() * std::mem::size_of::<Option<Box<[u32]>>>()
+    }
+}
+
+/// A shard with folded lanes and activity flags.
+#[derive(Clone, Debug)]
+pub struct PreparedShard {
+    /// The shard as stored.
+    pub shard: Shard,
+    /// `active[i]` for record `i` (derived from the marks).
+    pub active: Vec<bool>,
+    /// user + assistant records.
+    pub conversation: Lane,
+    /// tool rows.
+    pub tool: Lane,
+    /// Newest `ts_ms` of any record.
+    pub max_ts_ms: Option<i64>,
+}
+
+impl PreparedShard {
+    /// Prepares a parsed shard.
+    pub fn new(shard: Shard) -> PreparedShard {
+        let active = derive_active(&shard.records, &shard.marks);
+        let mut conversation = Lane::default();
+        let mut tool = Lane::default();
+        for (i, r) in shard.records.iter().enumerate() {
+            match r.role {
+                Role::Tool => tool.push(i, &r.text),
+                _ => conversation.push(i, &r.text),
+            }
+        }
+        let max_ts_ms = shard.records.iter().map(|r| r.ts_ms).max();
+        PreparedShard {
+            shard,
+            active,
+            conversation,
+            tool,
+            max_ts_ms,
+        }
+    }
+
+    /// Parses and prepares a generation file body.
+    pub fn from_bytes(bytes: &[u8]) -> Result<PreparedShard, serde_json::Error> {
+        let shard: Shard = serde_json::from_slice(bytes)?;
+        Ok(PreparedShard::new(shard))
+    }
+
+    /// Approximate heap footprint, for byte-bounded caches.
+    pub fn heap_bytes(&self) -> usize {
+        let records: usize = self
+            .shard
+            .records
+            .iter()
+            .map(|r| r.text.capacity() + std::mem::size_of_val(r) + 64)
+            .sum();
+        records + self.active.len() + self.conversation.heap_bytes() + self.tool.heap_bytes()
+    }
+}

@@ -1,0 +1,554 @@
+//! Request parsing and validation (DESIGN.md §4): terms and phrases, the
+//! filters, sort, limit and their error codes.
+//!
+//! A [`Request`] carries the raw string fields exactly as the HTTP query
+//! string, the CLI flags and the wasm API give them; [`Request::parse`] turns
+//! them into a normalized [`Query`] or a [`QueryError`].
+
+use crate::fold::fold_str;
+use crate::model::{Role, Source};
+use serde::{Deserialize, Serialize};
+
+/// Largest raw `q`, in bytes.
+pub const MAX_QUERY_BYTES: usize = 1024;
+/// Most terms after folding and de-duplication.
+pub const MAX_TERMS: usize = 16;
+/// Default sessions per page.
+pub const DEFAULT_LIMIT: usize = 20;
+/// Largest page.
+pub const MAX_LIMIT: usize = 100;
+
+/// A request error with its §4/§7 code.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{code}: {message}")]
+pub struct QueryError {
+    /// The stable error code (`q_required`, `invalid_param`, …).
+    pub code: &'static str,
+    /// A human-readable explanation (never contains the query text).
+    pub message: String,
+}
+
+impl QueryError {
+    /// Builds an error.
+    pub fn new(code: &'static str, message: impl Into<String>) -> QueryError {
+        QueryError {
+            code,
+            message: message.into(),
+        }
+    }
+
+    /// The HTTP status for this code.
+    pub fn status(&self) -> u16 {
+        match self.code {
+            "cursor_expired" => 410,
+            "session_not_found" => 404,
+            "busy" => 429,
+            "store_unavailable" => 500,
+            _ => 400,
+        }
+    }
+
+    /// The §7 error body `{ok:false, error, message}`.
+    pub fn to_json(&self) -> String {
+        serde_json::json!({"ok": false, "error": self.code, "message": self.message}).to_string()
+    }
+
+    fn invalid(message: impl Into<String>) -> QueryError {
+        QueryError::new("invalid_param", message)
+    }
+}
+
+/// Raw request fields, as strings.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Request {
+    /// The query text.
+    pub q: Option<String>,
+    /// Comma list of source ids.
+    pub source: Option<String>,
+    /// Comma list of roles.
+    pub role: Option<String>,
+    /// `conversation` or `all`.
+    pub scope: Option<String>,
+    /// Inclusive lower bound on `ts_ms` (epoch ms or RFC 3339).
+    pub since: Option<String>,
+    /// Inclusive upper bound on `ts_ms`.
+    pub until: Option<String>,
+    /// Comma list of path prefixes.
+    pub cwd: Option<String>,
+    /// `true`/`false`.
+    pub include_superseded: Option<String>,
+    /// `true`/`false`.
+    pub subagents: Option<String>,
+    /// `newest` or `relevance`.
+    pub sort: Option<String>,
+    /// Sessions per page.
+    pub limit: Option<String>,
+    /// Opaque cursor from the previous page.
+    pub cursor: Option<String>,
+}
+
+impl Request {
+    /// A request for `q` with every other field defaulted.
+    pub fn new(q: &str) -> Request {
+        Request {
+            q: Some(q.to_string()),
+            ..Request::default()
+        }
+    }
+
+    /// Builds a request from key/value pairs (e.g. a parsed query string).
+    /// Unknown keys are ignored; a repeated key keeps its last value.
+    pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Request {
+        let mut r = Request::default();
+        for (k, v) in pairs {
+            let v = Some(v.to_string());
+            match k {
+                "q" => r.q = v,
+                "source" => r.source = v,
+                "role" => r.role = v,
+                "scope" => r.scope = v,
+                "since" => r.since = v,
+                "until" => r.until = v,
+                "cwd" => r.cwd = v,
+                "include_superseded" => r.include_superseded = v,
+                "subagents" => r.subagents = v,
+                "sort" => r.sort = v,
+                "limit" => r.limit = v,
+                "cursor" => r.cursor = v,
+                _ => {}
+            }
+        }
+        r
+    }
+
+    /// Builds a request from a JSON object whose values are strings, numbers
+    /// or booleans (the wasm and byte ABIs). Null values are absent.
+    pub fn from_json(json: &str) -> Result<Request, QueryError> {
+        let value: serde_json::Value = serde_json::from_str(json)
+            .map_err(|e| QueryError::invalid(format!("request is not JSON: {e}")))?;
+        let obj = value
+            .as_object()
+            .ok_or_else(|| QueryError::invalid("request must be a JSON object"))?;
+        let mut pairs = Vec::new();
+        for (k, v) in obj {
+            let s = match v {
+                serde_json::Value::Null => continue,
+                serde_json::Value::String(s) => s.clone(),
+                serde_json::Value::Bool(b) => b.to_string(),
+                serde_json::Value::Number(n) => n.to_string(),
+                _ => return Err(QueryError::invalid(format!("{k} must be a string"))),
+            };
+            pairs.push((k.clone(), s));
+        }
+        Ok(Request::from_pairs(
+            pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+        ))
+    }
+
+    /// Validates and normalizes the request.
+    pub fn parse(&self) -> Result<Query, QueryError> {
+        let q = self.q.as_deref().unwrap_or("");
+        if q.len() > MAX_QUERY_BYTES {
+            return Err(QueryError::new(
+                "query_too_long",
+                format!("q is longer than {MAX_QUERY_BYTES} bytes"),
+            ));
+        }
+        let terms = parse_terms(q);
+        if terms.is_empty() {
+            return Err(QueryError::new("q_required", "q has no searchable term"));
+        }
+        if terms.len() > MAX_TERMS {
+            return Err(QueryError::new(
+                "too_many_terms",
+                format!("q has more than {MAX_TERMS} distinct terms"),
+            ));
+        }
+        let scope = match self.scope.as_deref() {
+            None | Some("conversation") => Scope::Conversation,
+            Some("all") => Scope::All,
+            Some(_) => return Err(QueryError::invalid("scope must be conversation or all")),
+        };
+        let sources = match self.source.as_deref() {
+            None => None,
+            Some(list) => Some(parse_sources(list)?),
+        };
+        let roles = parse_roles(self.role.as_deref(), scope)?;
+        let since = self.since.as_deref().map(|s| parse_time(s, "since")).transpose()?;
+        let until = self.until.as_deref().map(|s| parse_time(s, "until")).transpose()?;
+        let cwd = self.cwd.as_deref().map(parse_cwds).unwrap_or_default();
+        let include_superseded =
+            parse_bool(self.include_superseded.as_deref(), "include_superseded", true)?;
+        let subagents = parse_bool(self.subagents.as_deref(), "subagents", true)?;
+        let sort = match self.sort.as_deref() {
+            None | Some("newest") => Sort::Newest,
+            Some("relevance") => Sort::Relevance,
+            Some(_) => return Err(QueryError::invalid("sort must be newest or relevance")),
+        };
+        let limit = parse_limit(self.limit.as_deref());
+        Ok(Query {
+            terms,
+            sources,
+            roles,
+            scope,
+            since,
+            until,
+            cwd,
+            include_superseded,
+            subagents,
+            sort,
+            limit,
+            cursor: self.cursor.clone().filter(|c| !c.is_empty()),
+        })
+    }
+}
+
+/// What a query searches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    /// user + assistant records.
+    Conversation,
+    /// also tool rows.
+    All,
+}
+
+/// Result order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Sort {
+    /// Sessions by their newest hit.
+    Newest,
+    /// Sessions by their best-scoring record.
+    Relevance,
+}
+
+/// A validated, normalized request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Query {
+    /// Folded, de-duplicated terms (1–16), in query order.
+    pub terms: Vec<String>,
+    /// Allowed sources; `None` = all.
+    pub sources: Option<Vec<Source>>,
+    /// Allowed roles (already intersected with the scope).
+    pub roles: Vec<Role>,
+    /// The scope.
+    pub scope: Scope,
+    /// Inclusive lower bound on `ts_ms`.
+    pub since: Option<i64>,
+    /// Inclusive upper bound on `ts_ms`.
+    pub until: Option<i64>,
+    /// Path prefixes on the session cwd (empty = any).
+    pub cwd: Vec<String>,
+    /// Whether superseded records may match.
+    pub include_superseded: bool,
+    /// Whether subagent records may match.
+    pub subagents: bool,
+    /// The order.
+    pub sort: Sort,
+    /// Sessions per page (1–100).
+    pub limit: usize,
+    /// The cursor, when paging.
+    pub cursor: Option<String>,
+}
+
+impl Query {
+    /// Whether a session's cwd passes the `cwd` filter: some prefix equals
+    /// the cwd or is a whole-component ancestor of it.
+    pub fn cwd_matches(&self, cwd: Option<&str>) -> bool {
+        if self.cwd.is_empty() {
+            return true;
+        }
+        let Some(cwd) = cwd else { return false };
+        self.cwd.iter().any(|p| path_has_prefix(cwd, p))
+    }
+
+    /// Whether a source passes the `source` filter.
+    pub fn source_matches(&self, source: Source) -> bool {
+        self.sources.as_ref().is_none_or(|s| s.contains(&source))
+    }
+}
+
+/// Splits `q` into folded, de-duplicated terms (DESIGN.md §4).
+pub fn parse_terms(q: &str) -> Vec<String> {
+    let mut raw: Vec<&str> = Vec::new();
+    let mut rest = q;
+    loop {
+        rest = rest.trim_start_matches(char::is_whitespace);
+        if rest.is_empty() {
+            break;
+        }
+        if let Some(after) = rest.strip_prefix('"') {
+            match after.find('"') {
+                Some(end) => {
+                    raw.push(&after[..end]);
+                    rest = &after[end + 1..];
+                }
+                None => {
+                    raw.push(after);
+                    rest = "";
+                }
+            }
+        } else {
+            let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+            raw.push(&rest[..end]);
+            rest = &rest[end..];
+        }
+    }
+    let mut terms: Vec<String> = Vec::new();
+    for t in raw {
+        let f = fold_str(t);
+        if f.is_empty() || terms.contains(&f) {
+            continue;
+        }
+        terms.push(f);
+    }
+    terms
+}
+
+fn parse_sources(list: &str) -> Result<Vec<Source>, QueryError> {
+    let mut out = Vec::new();
+    for part in list.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let s = Source::parse(part)
+            .ok_or_else(|| QueryError::invalid(format!("unknown source {part:?}")))?;
+        if !out.contains(&s) {
+            out.push(s);
+        }
+    }
+    if out.is_empty() {
+        return Err(QueryError::invalid("source names no source"));
+    }
+    out.sort();
+    Ok(out)
+}
+
+fn parse_roles(list: Option<&str>, scope: Scope) -> Result<Vec<Role>, QueryError> {
+    let scope_roles: &[Role] = match scope {
+        Scope::Conversation => &[Role::User, Role::Assistant],
+        Scope::All => &[Role::User, Role::Assistant, Role::Tool],
+    };
+    let Some(list) = list else {
+        return Ok(scope_roles.to_vec());
+    };
+    let mut asked = Vec::new();
+    for part in list.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let r = match part {
+            "user" => Role::User,
+            "assistant" => Role::Assistant,
+            "tool" => Role::Tool,
+            _ => return Err(QueryError::invalid(format!("unknown role {part:?}"))),
+        };
+        asked.push(r);
+    }
+    let mut roles: Vec<Role> = scope_roles
+        .iter()
+        .copied()
+        .filter(|r| asked.contains(r))
+        .collect();
+    roles.sort();
+    if roles.is_empty() {
+        return Err(QueryError::invalid("role selects nothing in this scope"));
+    }
+    Ok(roles)
+}
+
+fn parse_bool(v: Option<&str>, name: &str, default: bool) -> Result<bool, QueryError> {
+    match v {
+        None => Ok(default),
+        Some("true") | Some("1") => Ok(true),
+        Some("false") | Some("0") => Ok(false),
+        Some(_) => Err(QueryError::invalid(format!("{name} must be true or false"))),
+    }
+}
+
+fn parse_limit(v: Option<&str>) -> usize {
+    match v.map(str::trim).and_then(|s| s.parse::<i64>().ok()) {
+        Some(n) => n.clamp(1, MAX_LIMIT as i64) as usize,
+        None => DEFAULT_LIMIT,
+    }
+}
+
+fn parse_cwds(list: &str) -> Vec<String> {
+    list.split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let t = p.trim_end_matches('/');
+            if t.is_empty() { "/" } else { t }.to_string()
+        })
+        .collect()
+}
+
+/// Whether `prefix` equals `path` or is an ancestor of it by whole components.
+pub fn path_has_prefix(path: &str, prefix: &str) -> bool {
+    let path = path.trim_end_matches('/');
+    if prefix == "/" {
+        return path.starts_with('/') || path.is_empty();
+    }
+    match path.strip_prefix(prefix) {
+        Some("") => true,
+        Some(rest) => rest.starts_with('/'),
+        None => false,
+    }
+}
+
+/// Parses `since`/`until`: epoch milliseconds, or RFC 3339 (a date-time with
+/// no offset is UTC; a bare date is its midnight UTC).
+pub fn parse_time(s: &str, name: &str) -> Result<i64, QueryError> {
+    let s = s.trim();
+    if let Ok(ms) = s.parse::<i64>() {
+        return Ok(ms);
+    }
+    parse_rfc3339_ms(s).ok_or_else(|| {
+        QueryError::invalid(format!("{name} must be epoch ms or an RFC 3339 date-time"))
+    })
+}
+
+/// Parses an RFC 3339 date-time (or bare date) to epoch ms.
+pub fn parse_rfc3339_ms(s: &str) -> Option<i64> {
+    let b = s.as_bytes();
+    let num = |r: std::ops::Range<usize>| -> Option<i64> {
+        let part = b.get(r)?;
+        if part.is_empty() || !part.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        std::str::from_utf8(part).ok()?.parse().ok()
+    };
+    if b.len() < 10 || b[4] != b'-' || b[7] != b'-' {
+        return None;
+    }
+    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    if !(1..=12).contains(&mo) || d < 1 || d > days_in_month(y, mo) {
+        return None;
+    }
+    let mut ms = days_from_civil(y, mo, d) * 86_400_000;
+    if b.len() == 10 {
+        return Some(ms);
+    }
+    if !matches!(b[10], b'T' | b't' | b' ') || b.len() < 19 || b[13] != b':' || b[16] != b':' {
+        return None;
+    }
+    let (h, mi, sec) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if h > 23 || mi > 59 || sec > 60 {
+        return None;
+    }
+    ms += (h * 3600 + mi * 60 + sec) * 1000;
+    let mut i = 19;
+    if b.get(i) == Some(&b'.') {
+        let start = i + 1;
+        let mut end = start;
+        while end < b.len() && b[end].is_ascii_digit() {
+            end += 1;
+        }
+        if end == start {
+            return None;
+        }
+        let frac = &s[start..end.min(start + 3)];
+        let mut v: i64 = frac.parse().ok()?;
+        for _ in frac.len()..3 {
+            v *= 10;
+        }
+        ms += v;
+        i = end;
+    }
+    match b.get(i) {
+        None => Some(ms),
+        Some(b'Z') | Some(b'z') if i + 1 == b.len() => Some(ms),
+        Some(sign @ (b'+' | b'-')) if b.len() == i + 6 && b[i + 3] == b':' => {
+            let (oh, om) = (num(i + 1..i + 3)?, num(i + 4..i + 6)?);
+            if oh > 23 || om > 59 {
+                return None;
+            }
+            let off = (oh * 60 + om) * 60_000;
+            Some(if *sign == b'+' { ms - off } else { ms + off })
+        }
+        _ => None,
+    }
+}
+
+fn days_in_month(y: i64, m: i64) -> i64 {
+    match m {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        _ if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
+        _ => 28,
+    }
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+pub fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = if y >= 0 { y } else { y - 399 } / 400;
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn terms_and_phrases() {
+        assert_eq!(parse_terms("foo  Bar"), vec!["foo", "bar"]);
+        assert_eq!(parse_terms("\"a  b\" c"), vec!["a  b", "c"]);
+        assert_eq!(parse_terms("\"open phrase"), vec!["open phrase"]);
+        assert_eq!(parse_terms("don\"t"), vec!["don\"t"]);
+        assert_eq!(parse_terms("\"\" x"), vec!["x"]);
+        assert_eq!(parse_terms("Foo foo FOO"), vec!["foo"]);
+        assert_eq!(parse_terms("\u{301} x"), vec!["x"]);
+        assert!(parse_terms(" \u{3000}\t").is_empty());
+    }
+
+    #[test]
+    fn errors() {
+        let code = |r: Request| r.parse().unwrap_err().code;
+        assert_eq!(code(Request::default()), "q_required");
+        assert_eq!(code(Request::new("  ")), "q_required");
+        assert_eq!(code(Request::new(&"x".repeat(1025))), "query_too_long");
+        let many: Vec<String> = (0..17).map(|i| format!("t{i}")).collect();
+        assert_eq!(code(Request::new(&many.join(" "))), "too_many_terms");
+        let mut r = Request::new("x");
+        r.source = Some("nope".into());
+        assert_eq!(code(r), "invalid_param");
+        let mut r = Request::new("x");
+        r.role = Some("tool".into());
+        assert_eq!(code(r), "invalid_param");
+        let mut r = Request::new("x");
+        r.since = Some("yesterday".into());
+        assert_eq!(code(r), "invalid_param");
+    }
+
+    #[test]
+    fn limits_clamp() {
+        let lim = |s: &str| {
+            let mut r = Request::new("x");
+            r.limit = Some(s.into());
+            r.parse().unwrap().limit
+        };
+        assert_eq!(lim("0"), 1);
+        assert_eq!(lim("500"), 100);
+        assert_eq!(lim("abc"), 20);
+        assert_eq!(lim("7"), 7);
+    }
+
+    #[test]
+    fn times() {
+        assert_eq!(parse_rfc3339_ms("1970-01-01T00:00:01Z"), Some(1000));
+        assert_eq!(parse_rfc3339_ms("1970-01-01T00:00:01"), Some(1000));
+        assert_eq!(parse_rfc3339_ms("1970-01-02"), Some(86_400_000));
+        assert_eq!(parse_rfc3339_ms("1970-01-01T01:00:00.5+01:00"), Some(500));
+        assert_eq!(parse_rfc3339_ms("2026-02-30T00:00:00Z"), None);
+        assert_eq!(parse_time("1788479147120", "since"), Ok(1788479147120));
+    }
+
+    #[test]
+    fn cwd_prefixes_by_component() {
+        assert!(path_has_prefix("/home/mara/code", "/home/mara"));
+        assert!(path_has_prefix("/home/mara", "/home/mara"));
+        assert!(!path_has_prefix("/home/marab", "/home/mara"));
+        assert!(path_has_prefix("/x", "/"));
+    }
+}

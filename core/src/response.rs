@@ -1,0 +1,117 @@
+//! The §4 response shapes. Field order here is the serialized order, which
+//! parity tests compare byte for byte.
+
+use crate::model::{Locator, Role, Source};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The message-search response body.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Response {
+    /// Always true (errors use the §7 error body).
+    pub ok: bool,
+    /// `ready`, `building` or `partial`.
+    pub state: State,
+    /// `timeout` or `budget` when `state` is `partial`.
+    pub partial_reason: Option<PartialReason>,
+    /// The manifest revision searched.
+    pub revision: u64,
+    /// One page of sessions.
+    pub sessions: Vec<SessionHits>,
+    /// Cursor for the next page; absent on the last page.
+    pub cursor: Option<String>,
+    /// What the manifest covers, per source.
+    pub coverage: BTreeMap<String, Coverage>,
+    /// Milliseconds spent, by the clock the host passed in.
+    pub took_ms: u64,
+}
+
+/// Whether the answer is complete.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum State {
+    /// Complete over a finished index.
+    Ready,
+    /// Complete over what is indexed so far; the first backfill is running.
+    Building,
+    /// Cut short (see `partial_reason`).
+    Partial,
+}
+
+/// Why a response is partial.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PartialReason {
+    /// The scan deadline passed; retry the whole query.
+    Timeout,
+    /// The per-query load budget was spent; the cursor continues.
+    Budget,
+}
+
+/// One session's hits.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionHits {
+    /// `<source>:<session_id>`.
+    pub session_key: String,
+    /// The agent.
+    pub source: Source,
+    /// The source's session id.
+    pub session_id: String,
+    /// Title.
+    pub title: Option<String>,
+    /// Working directory.
+    pub cwd: Option<String>,
+    /// Git branch.
+    pub branch: Option<String>,
+    /// `ts_ms` of the first hit.
+    pub best_ts_ms: i64,
+    /// Number of matching records (uncapped).
+    pub total_hits: u64,
+    /// True when the source files are gone.
+    pub source_gone: bool,
+    /// The resume command.
+    pub resume: Option<String>,
+    /// Up to 3 hits.
+    pub hits: Vec<Hit>,
+}
+
+/// One matching record.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Hit {
+    /// Who said it.
+    pub role: Role,
+    /// When.
+    pub ts_ms: i64,
+    /// Native seq, if any.
+    pub seq: Option<u64>,
+    /// Superseded by a rewind/rollback/undo/branch.
+    pub superseded: bool,
+    /// The record text was cut by the cap.
+    pub truncated: bool,
+    /// A subagent record.
+    pub subagent: bool,
+    /// The snippet window of the original text.
+    pub snippet: String,
+    /// Byte offset of the snippet in the record text.
+    pub snippet_offset_bytes: u64,
+    /// Highlight ranges `[start, end]`, byte offsets into the record text.
+    pub ranges: Vec<[u64; 2]>,
+    /// Where the record lives.
+    pub locator: Locator,
+}
+
+/// Per-source coverage over the whole manifest.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Coverage {
+    /// Sessions of this source.
+    pub sessions: u64,
+    /// Oldest `created_ms`.
+    pub oldest_ts_ms: Option<i64>,
+    /// Newest `updated_ms`.
+    pub newest_ts_ms: Option<i64>,
+    /// Sessions whose source files are gone.
+    pub source_gone: u64,
+    /// What this source can never yield.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub legacy: Vec<String>,
+}

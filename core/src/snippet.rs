@@ -1,0 +1,131 @@
+//! Snippets and highlight ranges (DESIGN.md §3–§4), in byte offsets of the
+//! ORIGINAL record text.
+
+use crate::matcher::Term;
+
+/// Bytes of context before the earliest occurrence.
+pub const BEFORE: usize = 120;
+/// Window length from its start.
+pub const WINDOW: usize = 280;
+
+/// A snippet window with its highlight ranges.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Snippet {
+    /// Byte offset of the window in the original text.
+    pub offset: usize,
+    /// The window's text.
+    pub text: String,
+    /// Merged `[start, end]` ranges into the original text, within the window.
+    pub ranges: Vec<[u64; 2]>,
+}
+
+/// The original byte range `[start, end)` covered by the folded occurrence
+/// `[s, e)`: from the char that produced folded byte `s` to the one that
+/// produced byte `e - 1`, extended over following chars whose fold is empty.
+pub fn original_range(
+    map: Option<&[u32]>,
+    folded_len: usize,
+    original_len: usize,
+    s: usize,
+    e: usize,
+) -> (usize, usize) {
+    match map {
+        None => (s, e),
+        Some(m) => {
+            let start = m[s] as usize;
+            let end = if e < folded_len {
+                m[e] as usize
+            } else {
+                original_len
+            };
+            (start, end)
+        }
+    }
+}
+
+/// Every occurrence of every term, as original byte ranges (unsorted).
+pub fn occurrences(original: &str, folded: &[u8], map: Option<&[u32]>, terms: &[Term]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    for t in terms {
+        t.for_each(folded, map, |s, e| {
+            out.push(original_range(map, folded.len(), original.len(), s, e));
+            true
+        });
+    }
+    out
+}
+
+/// Builds the snippet of a matching record.
+pub fn snippet(original: &str, folded: &[u8], map: Option<&[u32]>, terms: &[Term]) -> Snippet {
+    let occ = occurrences(original, folded, map, terms);
+    let first = occ.iter().map(|o| o.0).min().unwrap_or(0);
+    let mut start = first.saturating_sub(BEFORE);
+    while !original.is_char_boundary(start) {
+        start -= 1;
+    }
+    let mut end = (start + WINDOW).min(original.len());
+    while !original.is_char_boundary(end) {
+        end += 1;
+    }
+    let mut ranges: Vec<(usize, usize)> = occ
+        .into_iter()
+        .filter(|&(s, e)| s < end && e > start)
+        .map(|(s, e)| (s.max(start), e.min(end)))
+        .collect();
+    ranges.sort_unstable();
+    let mut merged: Vec<[u64; 2]> = Vec::with_capacity(ranges.len());
+    for (s, e) in ranges {
+        match merged.last_mut() {
+            Some(last) if s as u64 <= last[1] => last[1] = last[1].max(e as u64),
+            _ => merged.push([s as u64, e as u64]),
+        }
+    }
+    Snippet {
+        offset: start,
+        text: original[start..end].to_string(),
+        ranges: merged,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fold::{fold, fold_str};
+
+    fn snip(text: &str, terms: &[&str]) -> Snippet {
+        let f = fold(text);
+        let terms: Vec<Term> = terms.iter().map(|t| Term::new(&fold_str(t))).collect();
+        snippet(text, f.text.as_bytes(), f.map.as_deref(), &terms)
+    }
+
+    #[test]
+    fn ranges_cover_whole_original_chars() {
+        let s = snip("Die Straße ist lang", &["strasse"]);
+        assert_eq!(s.ranges, vec![[4, 11]]);
+        assert_eq!(&s.text[4..11], "Straße");
+    }
+
+    #[test]
+    fn extends_over_empty_folds() {
+        // "cafe" + combining acute: the accent folds to nothing.
+        let s = snip("cafe\u{301}s", &["cafe"]);
+        assert_eq!(s.ranges, vec![[0, 6]]);
+    }
+
+    #[test]
+    fn window_and_merging() {
+        let text = format!("{}needle needle{}", "x".repeat(200), "y".repeat(400));
+        let s = snip(&text, &["needle", "le ne"]);
+        assert_eq!(s.offset, 80);
+        assert_eq!(s.text.len(), 280);
+        assert_eq!(s.ranges, vec![[200, 213]]);
+    }
+
+    #[test]
+    fn window_moves_to_char_boundaries() {
+        let text = format!("{}é{}needle", "x".repeat(10), "é".repeat(60));
+        let s = snip(&text, &["needle"]);
+        assert!(text.is_char_boundary(s.offset));
+        assert!(s.offset <= text.len() - 6 - 120);
+    }
+}

@@ -1,0 +1,3 @@
+//! recall-host: sources, extractors, store, indexer, HTTP server and CLI.
+
+pub mod cli;

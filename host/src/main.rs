@@ -1,0 +1,5 @@
+//! `recall`: indexes coding-agent transcripts and serves search.
+
+fn main() -> anyhow::Result<()> {
+    recall_host::cli::main()
+}

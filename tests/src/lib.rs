@@ -1,0 +1,1 @@
+//! recall-tests: cross-crate integration tests.
