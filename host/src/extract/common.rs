@@ -1,0 +1,243 @@
+//! Shared extraction helpers: a bounded JSONL line reader, the text caps,
+//! content hashes, titles and timestamp parsing.
+
+use super::Diagnostics;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::Path;
+
+/// Lines longer than this are skipped and counted, never held in memory.
+pub const MAX_LINE_BYTES: usize = 64 << 20;
+/// Cap on user/assistant text, in UTF-8 bytes.
+pub const PROSE_CAP_BYTES: usize = 256 << 10;
+/// Cap on tool rows, in chars.
+pub const TOOL_CAP_CHARS: usize = 3072;
+/// Largest title, in chars.
+pub const TITLE_CHARS: usize = 80;
+
+/// One complete line of a JSONL file.
+#[derive(Debug)]
+pub struct Line<'a> {
+    /// 1-based line number.
+    pub no: u64,
+    /// Byte offset of the line's first byte.
+    pub offset: u64,
+    /// The line without its `\n` (and without a trailing `\r`).
+    pub bytes: &'a [u8],
+}
+
+/// Reads `path` line by line from byte `start`, calling `f` for each complete
+/// line. A torn final line (no `\n`) is not passed to `f` and is counted in
+/// `diag.torn_tails`; lines over [`MAX_LINE_BYTES`] are skipped and counted.
+/// Returns the offset just past the last complete line.
+pub fn for_each_line(
+    path: &Path,
+    start: u64,
+    first_line_no: u64,
+    diag: &mut Diagnostics,
+    mut f: impl FnMut(Line<'_>),
+) -> io::Result<u64> {
+    let mut file = File::open(path)?;
+    if start > 0 {
+        io::Seek::seek(&mut file, io::SeekFrom::Start(start))?;
+    }
+    for_each_line_in(BufReader::with_capacity(256 << 10, file), start, first_line_no, diag, &mut f)
+}
+
+/// [`for_each_line`] over any reader (e.g. a zstd decoder).
+pub fn for_each_line_in(
+    mut reader: impl BufRead,
+    start: u64,
+    first_line_no: u64,
+    diag: &mut Diagnostics,
+    f: &mut dyn FnMut(Line<'_>),
+) -> io::Result<u64> {
+    let mut buf: Vec<u8> = Vec::new();
+    let mut offset = start;
+    let mut no = first_line_no;
+    loop {
+        buf.clear();
+        let (n, complete, oversize) = read_bounded_line(&mut reader, &mut buf)?;
+        if n == 0 {
+            break;
+        }
+        diag.bytes += n as u64;
+        if !complete {
+            diag.torn_tails += 1;
+            break;
+        }
+        no += 1;
+        if oversize {
+            diag.huge_lines += 1;
+        } else {
+            let mut bytes = &buf[..buf.len() - 1];
+            if let Some(b) = bytes.strip_suffix(b"\r") {
+                bytes = b;
+            }
+            diag.lines += 1;
+            f(Line {
+                no,
+                offset,
+                bytes,
+            });
+        }
+        offset += n as u64;
+    }
+    Ok(offset)
+}
+
+/// Reads one line into `buf` (with its `\n`), but stops storing bytes past
+/// [`MAX_LINE_BYTES`]. Returns (bytes consumed, ended in `\n`, oversize).
+fn read_bounded_line(reader: &mut impl BufRead, buf: &mut Vec<u8>) -> io::Result<(usize, bool, bool)> {
+    let mut consumed = 0;
+    let mut oversize = false;
+    loop {
+        let available = match reader.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if available.is_empty() {
+            return Ok((consumed, false, oversize));
+        }
+        let (take, done) = match memchr::memchr(b'\n', available) {
+            Some(i) => (i + 1, true),
+            None => (available.len(), false),
+        };
+        if !oversize {
+            if buf.len() + take > MAX_LINE_BYTES + 1 {
+                oversize = true;
+                buf.clear();
+            } else {
+                buf.extend_from_slice(&available[..take]);
+            }
+        }
+        reader.consume(take);
+        consumed += take;
+        if done {
+            if oversize {
+                buf.clear();
+                buf.push(b'\n');
+            }
+            return Ok((consumed, true, oversize));
+        }
+    }
+}
+
+/// Parses a line as JSON; counts and returns `None` for a bad line.
+pub fn parse_json(line: &Line<'_>, diag: &mut Diagnostics) -> Option<serde_json::Value> {
+    match serde_json::from_slice::<serde_json::Value>(line.bytes) {
+        Ok(v) => Some(v),
+        Err(_) => {
+            if !line.bytes.iter().all(u8::is_ascii_whitespace) {
+                diag.bad_lines += 1;
+            }
+            None
+        }
+    }
+}
+
+/// Reads a whole small file (state/meta JSON), bounded to `max` bytes.
+pub fn read_small(path: &Path, max: u64) -> io::Result<Vec<u8>> {
+    let mut v = Vec::new();
+    File::open(path)?.take(max).read_to_end(&mut v)?;
+    Ok(v)
+}
+
+/// Caps user/assistant text at 256 KiB on a char boundary.
+/// Returns (text, truncated).
+pub fn cap_prose(text: &str) -> (String, bool) {
+    cap_bytes(text, PROSE_CAP_BYTES)
+}
+
+/// Caps `text` at `max` UTF-8 bytes, cut back to a char boundary.
+pub fn cap_bytes(text: &str, max: usize) -> (String, bool) {
+    if text.len() <= max {
+        return (text.to_string(), false);
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    (text[..end].to_string(), true)
+}
+
+/// Caps a tool row at 3,072 chars. Returns (text, truncated).
+pub fn cap_tool(text: &str) -> (String, bool) {
+    match text.char_indices().nth(TOOL_CAP_CHARS) {
+        Some((i, _)) => (text[..i].to_string(), true),
+        None => (text.to_string(), false),
+    }
+}
+
+/// First 16 hex of SHA-256 of the full (uncapped) text.
+pub fn content_hash16(text: &str) -> String {
+    recall_core::naming::hash16(text.as_bytes())
+}
+
+/// A title from prose: whitespace collapsed, at most 80 chars.
+pub fn title_from(text: &str) -> Option<String> {
+    let collapsed = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let t: String = collapsed.chars().take(TITLE_CHARS).collect();
+    (!t.is_empty()).then_some(t)
+}
+
+/// Parses an RFC 3339 / ISO-8601 timestamp to epoch ms.
+pub fn iso_ms(s: &str) -> Option<i64> {
+    recall_core::query::parse_rfc3339_ms(s)
+}
+
+/// A JSON value's timestamp: ISO string, or epoch number (seconds if it
+/// looks like seconds, else ms).
+pub fn json_ts_ms(v: &serde_json::Value) -> Option<i64> {
+    match v {
+        serde_json::Value::String(s) => iso_ms(s),
+        serde_json::Value::Number(n) => {
+            let f = n.as_f64()?;
+            Some(if f < 1e11 { (f * 1000.0) as i64 } else { f as i64 })
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Cursor;
+
+    fn lines(data: &[u8]) -> (Vec<(u64, u64, Vec<u8>)>, Diagnostics, u64) {
+        let mut d = Diagnostics::default();
+        let mut v = Vec::new();
+        let end = for_each_line_in(Cursor::new(data), 0, 0, &mut d, &mut |l| {
+            v.push((l.no, l.offset, l.bytes.to_vec()))
+        })
+        .unwrap();
+        (v, d, end)
+    }
+
+    #[test]
+    fn torn_tail_is_left() {
+        let (v, d, end) = lines(b"a\r\nbb\ncc");
+        assert_eq!(v, vec![(1, 0, b"a".to_vec()), (2, 3, b"bb".to_vec())]);
+        assert_eq!(d.torn_tails, 1);
+        assert_eq!(end, 6);
+    }
+
+    #[test]
+    fn caps_cut_on_char_boundaries() {
+        let s = "é".repeat(PROSE_CAP_BYTES);
+        let (t, cut) = cap_prose(&s);
+        assert!(cut && t.len() == PROSE_CAP_BYTES);
+        let (t, cut) = cap_bytes("aé", 2);
+        assert_eq!((t.as_str(), cut), ("a", true));
+        let (t, cut) = cap_tool(&"ß".repeat(4000));
+        assert!(cut && t.chars().count() == TOOL_CAP_CHARS);
+    }
+
+    #[test]
+    fn titles_collapse() {
+        assert_eq!(title_from("  a \n b ").as_deref(), Some("a b"));
+        assert_eq!(title_from("x".repeat(100).as_str()).unwrap().len(), 80);
+        assert_eq!(title_from(" \n "), None);
+    }
+}
