@@ -1,1 +1,3 @@
 //! recall-tests: cross-crate integration tests.
+
+pub mod truth;
