@@ -69,7 +69,8 @@ impl Cursor {
     /// Decodes and checks it belongs to `query`. Undecodable, another
     /// version, or another request ⇒ `invalid_cursor`.
     pub fn decode(s: &str, query: &Query) -> Result<Cursor, QueryError> {
-        let invalid = || QueryError::new("invalid_cursor", "the cursor is not valid for this query");
+        let invalid =
+            || QueryError::new("invalid_cursor", "the cursor is not valid for this query");
         let bytes = URL_SAFE_NO_PAD.decode(s.trim()).map_err(|_| invalid())?;
         let c: Cursor = serde_json::from_slice(&bytes).map_err(|_| invalid())?;
         if c.v != VERSION || c.qh != fingerprint(query) {
@@ -118,19 +119,38 @@ mod tests {
             qh: fingerprint(&query("foo", "5")),
             rev: 7,
             store: "s".into(),
-            after: SortKey { score: None, len: None, ts: 5, key: "codex:x".into() },
+            after: SortKey {
+                score: None,
+                len: None,
+                ts: 5,
+                key: "codex:x".into(),
+            },
         };
         let enc = c.encode();
         assert!(!enc.contains('='));
         assert_eq!(Cursor::decode(&enc, &query("foo", "50")).unwrap(), c);
-        assert_eq!(Cursor::decode(&enc, &query("bar", "5")).unwrap_err().code, "invalid_cursor");
-        assert_eq!(Cursor::decode("%%%", &query("foo", "5")).unwrap_err().code, "invalid_cursor");
-        assert_eq!(Cursor::decode("e30", &query("foo", "5")).unwrap_err().code, "invalid_cursor");
+        assert_eq!(
+            Cursor::decode(&enc, &query("bar", "5")).unwrap_err().code,
+            "invalid_cursor"
+        );
+        assert_eq!(
+            Cursor::decode("%%%", &query("foo", "5")).unwrap_err().code,
+            "invalid_cursor"
+        );
+        assert_eq!(
+            Cursor::decode("e30", &query("foo", "5")).unwrap_err().code,
+            "invalid_cursor"
+        );
     }
 
     #[test]
     fn order_newest_then_key() {
-        let k = |ts, key: &str| SortKey { score: None, len: None, ts, key: key.into() };
+        let k = |ts, key: &str| SortKey {
+            score: None,
+            len: None,
+            ts,
+            key: key.into(),
+        };
         assert_eq!(k(5, "b").order(&k(4, "a")), Ordering::Less);
         assert_eq!(k(5, "a").order(&k(5, "b")), Ordering::Less);
     }

@@ -33,7 +33,12 @@ impl Term {
     /// Calls `f(start, end)` for every occurrence in a folded record text
     /// (`hay`) whose boundary map is `map` (`None` = identity). Returns early
     /// when `f` returns `false`.
-    pub fn for_each(&self, hay: &[u8], map: Option<&[u32]>, mut f: impl FnMut(usize, usize) -> bool) {
+    pub fn for_each(
+        &self,
+        hay: &[u8],
+        map: Option<&[u32]>,
+        mut f: impl FnMut(usize, usize) -> bool,
+    ) {
         let n = self.finder.needle().len();
         let mut pos = 0;
         while pos + n <= hay.len() {

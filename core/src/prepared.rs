@@ -64,7 +64,12 @@ impl Lane {
         self.buf.capacity()
             + self.starts.capacity() * 4
             + self.records.capacity() * 4
-            + self.maps.iter().flatten().map(|m| m.len() * 4).sum::<usize>()
+            + self
+                .maps
+                .iter()
+                .flatten()
+                .map(|m| m.len() * 4)
+                .sum::<usize>()
             + self.maps.capacity() * std::mem::size_of::<Option<Box<[u32]>>>()
     }
 }

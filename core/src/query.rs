@@ -174,11 +174,22 @@ impl Request {
             Some(list) => Some(parse_sources(list)?),
         };
         let roles = parse_roles(self.role.as_deref(), scope)?;
-        let since = self.since.as_deref().map(|s| parse_time(s, "since")).transpose()?;
-        let until = self.until.as_deref().map(|s| parse_time(s, "until")).transpose()?;
+        let since = self
+            .since
+            .as_deref()
+            .map(|s| parse_time(s, "since"))
+            .transpose()?;
+        let until = self
+            .until
+            .as_deref()
+            .map(|s| parse_time(s, "until"))
+            .transpose()?;
         let cwd = self.cwd.as_deref().map(parse_cwds).unwrap_or_default();
-        let include_superseded =
-            parse_bool(self.include_superseded.as_deref(), "include_superseded", true)?;
+        let include_superseded = parse_bool(
+            self.include_superseded.as_deref(),
+            "include_superseded",
+            true,
+        )?;
         let subagents = parse_bool(self.subagents.as_deref(), "subagents", true)?;
         let sort = match self.sort.as_deref() {
             None | Some("newest") => Sort::Newest,

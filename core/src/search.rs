@@ -160,8 +160,18 @@ pub fn search(request: &Request, env: &SearchEnv<'_>) -> Result<Response, QueryE
             break;
         }
         if fresh >= env.budgets.fresh_bytes {
-            partial = Some(PartialReason::Budget);
-            break;
+            // Stop only once the page can make progress: at least one session
+            // whose place is certain (newest) or found (relevance).
+            let next = bound(entry);
+            let progress = if newest {
+                found.iter().any(|f| f.sort_key.ts > next)
+            } else {
+                !found.is_empty()
+            };
+            if progress {
+                partial = Some(PartialReason::Budget);
+                break;
+            }
         }
         scanned = i + 1;
         let loaded = match env.catalog.load(key, entry) {
@@ -231,8 +241,14 @@ pub fn search(request: &Request, env: &SearchEnv<'_>) -> Result<Response, QueryE
     response.cursor = match partial {
         Some(PartialReason::Timeout) => None,
         Some(PartialReason::Budget) => {
-            let last = response.sessions.len().checked_sub(1).map(|i| found[i].sort_key.clone());
-            Some(make_cursor(last.or(after).unwrap_or_else(|| start_key(&query))))
+            let last = response
+                .sessions
+                .len()
+                .checked_sub(1)
+                .map(|i| found[i].sort_key.clone());
+            Some(make_cursor(
+                last.or(after).unwrap_or_else(|| start_key(&query)),
+            ))
         }
         None if more => {
             let last = response.sessions.len() - 1;
@@ -279,10 +295,26 @@ fn match_session(
     let want_conv = query.roles.iter().any(|r| *r != Role::Tool);
     let want_tool = query.scope == Scope::All && query.roles.contains(&Role::Tool);
     if want_conv {
-        scan_lane(&shard, &shard.conversation, false, query, terms, driver, &mut matches);
+        scan_lane(
+            &shard,
+            &shard.conversation,
+            false,
+            query,
+            terms,
+            driver,
+            &mut matches,
+        );
     }
     if want_tool {
-        scan_lane(&shard, &shard.tool, true, query, terms, driver, &mut matches);
+        scan_lane(
+            &shard,
+            &shard.tool,
+            true,
+            query,
+            terms,
+            driver,
+            &mut matches,
+        );
     }
     if matches.is_empty() {
         return None;
@@ -317,7 +349,10 @@ fn match_session(
         key: key.to_string(),
         sort_key,
         total_hits,
-        hits: matches.into_iter().map(|m| SessionHitsPending { m }).collect(),
+        hits: matches
+            .into_iter()
+            .map(|m| SessionHitsPending { m })
+            .collect(),
         shard,
         entry_source_gone: entry.source_gone,
     })

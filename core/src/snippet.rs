@@ -44,7 +44,12 @@ pub fn original_range(
 }
 
 /// Every occurrence of every term, as original byte ranges (unsorted).
-pub fn occurrences(original: &str, folded: &[u8], map: Option<&[u32]>, terms: &[Term]) -> Vec<(usize, usize)> {
+pub fn occurrences(
+    original: &str,
+    folded: &[u8],
+    map: Option<&[u32]>,
+    terms: &[Term],
+) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     for t in terms {
         t.for_each(folded, map, |s, e| {

@@ -30,7 +30,9 @@ fn ref_fold_char(c: char) -> String {
     let a: String = c.to_string().nfkd().collect();
     let b: String = a.chars().default_case_fold().collect();
     let d: String = b.nfkd().collect();
-    d.chars().filter(|&x| !('\u{300}'..='\u{36f}').contains(&x)).collect()
+    d.chars()
+        .filter(|&x| !('\u{300}'..='\u{36f}').contains(&x))
+        .collect()
 }
 
 fn is_zs(c: char) -> bool {
@@ -67,7 +69,11 @@ fn ref_occurrences(text: &str, term: &str) -> Vec<(usize, usize)> {
     while !t.is_empty() && i + t.len() <= f.len() {
         if &f[i..i + t.len()] == t && boundary(i) && boundary(i + t.len()) {
             let s = map[i];
-            let e = if i + t.len() < f.len() { map[i + t.len()] } else { text.len() };
+            let e = if i + t.len() < f.len() {
+                map[i + t.len()]
+            } else {
+                text.len()
+            };
             out.push((s, e));
             i += t.len();
         } else {
@@ -83,7 +89,13 @@ fn fast_occurrences(text: &str, term: &str) -> Vec<(usize, usize)> {
     let mut v = Vec::new();
     let hay = f.text.as_bytes();
     t.for_each(hay, f.map.as_deref(), |s, e| {
-        v.push(original_range(f.map.as_deref(), hay.len(), text.len(), s, e));
+        v.push(original_range(
+            f.map.as_deref(),
+            hay.len(),
+            text.len(),
+            s,
+            e,
+        ));
         true
     });
     v
@@ -91,12 +103,79 @@ fn fast_occurrences(text: &str, term: &str) -> Vec<(usize, usize)> {
 
 /// Pieces of text from the scripts the fold must handle.
 const PIECES: &[&str] = &[
-    "a", "B", "z", " ", "-", "'", "\"", "x1", "Straße", "STRASSE", "straẞe", "ß", "ẞ", "ss", "s",
-    "ΣΊΣΥΦΟΣ", "σίσυφος", "ς", "Σ", "İstanbul", "ı", "I", "i", "cafés", "CAFÉ", "e\u{301}",
-    "\u{301}", "\u{308}", "ﬁle", "ﬁ", "ｆｉｌｅ", "Ｆ", "don’t", "‘", "“", "”", "„", "a–b", "—",
-    "−", "…", "\u{a0}", "\u{3000}", "한국", "하다", "하", "한", "かな", "が", "か", "\u{3099}",
-    "ガ", "ｶﾞ", "数据库", "使用", "😀", "👨‍👩‍👧", "\u{200d}", "Å", "Å", "ǅ", "ﬀ", "½", "¨",
-    "Ω", "Ω", "K", "µ", "ŉ", "ᾳ", "ΐ", "\t", "\n",
+    "a",
+    "B",
+    "z",
+    " ",
+    "-",
+    "'",
+    "\"",
+    "x1",
+    "Straße",
+    "STRASSE",
+    "straẞe",
+    "ß",
+    "ẞ",
+    "ss",
+    "s",
+    "ΣΊΣΥΦΟΣ",
+    "σίσυφος",
+    "ς",
+    "Σ",
+    "İstanbul",
+    "ı",
+    "I",
+    "i",
+    "cafés",
+    "CAFÉ",
+    "e\u{301}",
+    "\u{301}",
+    "\u{308}",
+    "ﬁle",
+    "ﬁ",
+    "ｆｉｌｅ",
+    "Ｆ",
+    "don’t",
+    "‘",
+    "“",
+    "”",
+    "„",
+    "a–b",
+    "—",
+    "−",
+    "…",
+    "\u{a0}",
+    "\u{3000}",
+    "한국",
+    "하다",
+    "하",
+    "한",
+    "かな",
+    "が",
+    "か",
+    "\u{3099}",
+    "ガ",
+    "ｶﾞ",
+    "数据库",
+    "使用",
+    "😀",
+    "👨‍👩‍👧",
+    "\u{200d}",
+    "Å",
+    "Å",
+    "ǅ",
+    "ﬀ",
+    "½",
+    "¨",
+    "Ω",
+    "Ω",
+    "K",
+    "µ",
+    "ŉ",
+    "ᾳ",
+    "ΐ",
+    "\t",
+    "\n",
 ];
 
 fn text_strategy() -> impl Strategy<Value = String> {

@@ -10,8 +10,27 @@ use recall_core::MemIndex;
 use std::collections::BTreeMap;
 
 const WORDS: &[&str] = &[
-    "alpha", "beta", "Straße", "strasse", "café", "cafe", "かな", "が", "数据库", "한국", "하다",
-    "don’t", "don't", "a–b", "x", "ΣΊΣΥΦΟΣ", "e\u{301}", "ﬁle", "the", "needle", "😀",
+    "alpha",
+    "beta",
+    "Straße",
+    "strasse",
+    "café",
+    "cafe",
+    "かな",
+    "が",
+    "数据库",
+    "한국",
+    "하다",
+    "don’t",
+    "don't",
+    "a–b",
+    "x",
+    "ΣΊΣΥΦΟΣ",
+    "e\u{301}",
+    "ﬁle",
+    "the",
+    "needle",
+    "😀",
 ];
 
 #[derive(Debug, Clone)]
@@ -20,7 +39,13 @@ struct Spec {
 }
 
 fn spec() -> impl Strategy<Value = Spec> {
-    let record = (0u8..3, 0i64..12, prop::collection::vec(0u8..WORDS.len() as u8, 1..12), any::<bool>(), any::<bool>());
+    let record = (
+        0u8..3,
+        0i64..12,
+        prop::collection::vec(0u8..WORDS.len() as u8, 1..12),
+        any::<bool>(),
+        any::<bool>(),
+    );
     let session = (0u8..5, 0u8..3, prop::collection::vec(record, 1..9));
     prop::collection::vec(session, 1..9).prop_map(|sessions| Spec { sessions })
 }
@@ -44,7 +69,10 @@ fn build(spec: &Spec) -> (MemIndex, Vec<Shard>) {
                 ts_ms: 1_000 + ts * 10,
                 text: text.join(if i % 2 == 0 { " " } else { "" }),
                 truncated: false,
-                locator: Locator::NativeEvent { line_no: i as u64 + 1, content_hash16: "0".repeat(16) },
+                locator: Locator::NativeEvent {
+                    line_no: i as u64 + 1,
+                    content_hash16: "0".repeat(16),
+                },
                 seq: Some(i as u64),
                 turn: None,
                 item_id: Some(id),
@@ -52,7 +80,11 @@ fn build(spec: &Spec) -> (MemIndex, Vec<Shard>) {
                 generation: 0,
             });
         }
-        let marks = vec![Mark::RecordIds { at: records.len() as u64, ids: superseded_ids, reason: "test".into() }];
+        let marks = vec![Mark::RecordIds {
+            at: records.len() as u64,
+            ids: superseded_ids,
+            reason: "test".into(),
+        }];
         let meta = SessionMeta {
             source,
             session_id: format!("s{n}"),
@@ -66,7 +98,11 @@ fn build(spec: &Spec) -> (MemIndex, Vec<Shard>) {
             resume: None,
             paths: vec![],
         };
-        let shard = Shard { session: meta.clone(), records, marks };
+        let shard = Shard {
+            session: meta.clone(),
+            records,
+            marks,
+        };
         let body = serde_json::to_vec(&shard).unwrap();
         let name = recall_core::naming::generation_file_name(&body);
         index.add_generation(&name, &body).unwrap();
@@ -109,7 +145,11 @@ fn occurrences(text: &str, term: &str) -> Vec<(usize, usize)> {
     let mut i = 0;
     while i + t.len() <= h.len() {
         if &h[i..i + t.len()] == t && boundary(i) && boundary(i + t.len()) {
-            let e = if i + t.len() < h.len() { map[i + t.len()] } else { text.len() };
+            let e = if i + t.len() < h.len() {
+                map[i + t.len()]
+            } else {
+                text.len()
+            };
             out.push((map[i], e));
             i += t.len();
         } else {
@@ -142,7 +182,10 @@ fn reference(index: &MemIndex, shards: &[Shard], req: &Request) -> Vec<SessionHi
             if !ok {
                 continue;
             }
-            let occ: Vec<usize> = terms.iter().map(|t| occurrences(&r.text, t).len()).collect();
+            let occ: Vec<usize> = terms
+                .iter()
+                .map(|t| occurrences(&r.text, t).len())
+                .collect();
             if occ.iter().all(|&n| n > 0) {
                 m.push((i, occ.iter().sum::<usize>() as u64));
             }
@@ -156,7 +199,9 @@ fn reference(index: &MemIndex, shards: &[Shard], req: &Request) -> Vec<SessionHi
             let (ra, rb) = (&recs[a.0], &recs[b.0]);
             let t = rb.ts_ms.cmp(&ra.ts_ms).then(b.0.cmp(&a.0));
             if relevance {
-                b.1.cmp(&a.1).then(ra.text.len().cmp(&rb.text.len())).then(t)
+                b.1.cmp(&a.1)
+                    .then(ra.text.len().cmp(&rb.text.len()))
+                    .then(t)
             } else {
                 t
             }
@@ -172,7 +217,8 @@ fn reference(index: &MemIndex, shards: &[Shard], req: &Request) -> Vec<SessionHi
             .take(3)
             .map(|&(i, _)| {
                 let r = &recs[i];
-                let all: Vec<(usize, usize)> = terms.iter().flat_map(|t| occurrences(&r.text, t)).collect();
+                let all: Vec<(usize, usize)> =
+                    terms.iter().flat_map(|t| occurrences(&r.text, t)).collect();
                 let first = all.iter().map(|o| o.0).min().unwrap();
                 let mut s = first.saturating_sub(120);
                 while !r.text.is_char_boundary(s) {
@@ -238,14 +284,23 @@ fn request_strategy() -> impl Strategy<Value = Request> {
             prop::sample::select(WORDS).prop_map(str::to_string),
             prop::sample::select(WORDS).prop_map(|w| w.to_uppercase()),
             prop::sample::select(WORDS).prop_map(|w| w.chars().take(2).collect::<String>()),
-            (prop::sample::select(WORDS), prop::sample::select(WORDS)).prop_map(|(a, b)| format!("\"{a} {b}\"")),
+            (prop::sample::select(WORDS), prop::sample::select(WORDS))
+                .prop_map(|(a, b)| format!("\"{a} {b}\"")),
         ],
         1..4,
     );
     (
         q,
-        prop::option::of(prop::sample::select(vec!["codex", "claude,pi", "kimi-code,intendant"])),
-        prop::option::of(prop::sample::select(vec!["user", "assistant", "user,assistant"])),
+        prop::option::of(prop::sample::select(vec![
+            "codex",
+            "claude,pi",
+            "kimi-code,intendant",
+        ])),
+        prop::option::of(prop::sample::select(vec![
+            "user",
+            "assistant",
+            "user,assistant",
+        ])),
         prop::option::of(prop::sample::select(vec!["all", "conversation"])),
         prop::option::of(1_000i64..1_120),
         prop::option::of(prop::sample::select(vec!["/home/a", "/home/a/b,/home/ab"])),
@@ -254,20 +309,22 @@ fn request_strategy() -> impl Strategy<Value = Request> {
         prop::option::of(prop::sample::select(vec!["newest", "relevance"])),
         1usize..4,
     )
-        .prop_map(|(q, source, role, scope, since, cwd, sup, sub, sort, limit)| Request {
-            q: Some(q.join(" ")),
-            source: source.map(str::to_string),
-            role: role.map(str::to_string),
-            scope: scope.map(str::to_string),
-            since: since.map(|s| s.to_string()),
-            until: since.map(|s| (s + 60).to_string()),
-            cwd: cwd.map(str::to_string),
-            include_superseded: sup.map(|b| b.to_string()),
-            subagents: sub.map(|b| b.to_string()),
-            sort: sort.map(str::to_string),
-            limit: Some(limit.to_string()),
-            cursor: None,
-        })
+        .prop_map(
+            |(q, source, role, scope, since, cwd, sup, sub, sort, limit)| Request {
+                q: Some(q.join(" ")),
+                source: source.map(str::to_string),
+                role: role.map(str::to_string),
+                scope: scope.map(str::to_string),
+                since: since.map(|s| s.to_string()),
+                until: since.map(|s| (s + 60).to_string()),
+                cwd: cwd.map(str::to_string),
+                include_superseded: sup.map(|b| b.to_string()),
+                subagents: sub.map(|b| b.to_string()),
+                sort: sort.map(str::to_string),
+                limit: Some(limit.to_string()),
+                cursor: None,
+            },
+        )
 }
 
 proptest! {

@@ -1,0 +1,337 @@
+//! Search behaviours a user relies on: the response shape (golden JSON),
+//! budgets and partial answers, cursors across publishes, the page byte cap.
+
+use recall_core::model::*;
+use recall_core::response::{PartialReason, State};
+use recall_core::search::{search, Budgets, Catalog, LoadedShard, SearchEnv};
+use recall_core::{MemIndex, Request};
+use std::cell::Cell;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+fn fixture_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests")
+}
+
+/// Loads `fixtures/<name>.json` — a list of shards — into an index.
+fn load_fixture(name: &str, revision: u64) -> MemIndex {
+    let path = fixture_dir().join("fixtures").join(format!("{name}.json"));
+    let shards: Vec<Shard> = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    index_of(shards, revision)
+}
+
+fn index_of(shards: Vec<Shard>, revision: u64) -> MemIndex {
+    let mut index = MemIndex::new();
+    let mut sessions = BTreeMap::new();
+    for shard in shards {
+        let body = serde_json::to_vec(&shard).unwrap();
+        let name = recall_core::naming::generation_file_name(&body);
+        index.add_generation(&name, &body).unwrap();
+        sessions.insert(
+            shard.session.key(),
+            ManifestEntry {
+                meta: shard.session.clone(),
+                generation_file: name,
+                records: shard.records.len() as u64,
+                max_ts_ms: shard.records.iter().map(|r| r.ts_ms).max(),
+                bytes: body.len() as u64,
+                source_gone: false,
+                files: vec![],
+                watermark: 0,
+                state: serde_json::Value::Null,
+            },
+        );
+    }
+    index.set_manifest_value(Manifest {
+        schema: 1,
+        parser_version: 1,
+        store_id: "fixture-store".into(),
+        revision,
+        updated_at_ms: 0,
+        sessions,
+        tombstones: BTreeMap::new(),
+    });
+    index
+}
+
+fn check_golden(name: &str, actual: &str) {
+    let path = fixture_dir().join("golden").join(format!("{name}.json"));
+    let pretty =
+        serde_json::to_string_pretty(&serde_json::from_str::<serde_json::Value>(actual).unwrap())
+            .unwrap()
+            + "\n";
+    if std::env::var_os("RECALL_BLESS").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &pretty).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&path)
+        .unwrap_or_else(|_| panic!("missing golden {path:?}; run with RECALL_BLESS=1"));
+    assert_eq!(pretty, want, "golden {name} differs");
+}
+
+fn req(pairs: &[(&str, &str)]) -> String {
+    let m: BTreeMap<&str, &str> = pairs.iter().copied().collect();
+    serde_json::to_string(&m).unwrap()
+}
+
+#[test]
+fn golden_responses() {
+    let index = load_fixture("small", 7);
+    let cases: &[(&str, &[(&str, &str)])] = &[
+        ("strasse", &[("q", "strasse")]),
+        (
+            "phrase_relevance",
+            &[("q", "\"connection pool\""), ("sort", "relevance")],
+        ),
+        (
+            "scope_all_tool",
+            &[("q", "cargo"), ("scope", "all"), ("limit", "1")],
+        ),
+        (
+            "no_superseded",
+            &[("q", "retry"), ("include_superseded", "false")],
+        ),
+        (
+            "no_subagents",
+            &[("q", "retry"), ("subagents", "false"), ("source", "cc")],
+        ),
+        (
+            "cwd_filter",
+            &[("q", "the"), ("cwd", "/home/mara/code/ledger")],
+        ),
+        ("cjk_infix", &[("q", "数据库")]),
+        ("error_q_required", &[("q", "  ")]),
+        ("error_bad_role", &[("q", "x"), ("role", "tool")]),
+    ];
+    for (name, pairs) in cases {
+        check_golden(name, &index.search_json(&req(pairs)));
+    }
+}
+
+#[test]
+fn cursor_survives_limit_change_and_expires_on_publish() {
+    let index = load_fixture("small", 7);
+    let first = index
+        .search(&Request::from_pairs([("q", "the"), ("limit", "1")]))
+        .unwrap();
+    let cursor = first.cursor.clone().expect("more than one session matches");
+    // Same query, bigger page: allowed.
+    let next = index
+        .search(&Request::from_pairs([
+            ("q", "the"),
+            ("limit", "5"),
+            ("cursor", cursor.as_str()),
+        ]))
+        .unwrap();
+    assert!(!next
+        .sessions
+        .iter()
+        .any(|s| s.session_key == first.sessions[0].session_key));
+    // Another query: invalid.
+    let err = index
+        .search(&Request::from_pairs([
+            ("q", "retry"),
+            ("cursor", cursor.as_str()),
+        ]))
+        .unwrap_err();
+    assert_eq!((err.code, err.status()), ("invalid_cursor", 400));
+    // Garbage: invalid.
+    let err = index
+        .search(&Request::from_pairs([("q", "the"), ("cursor", "!!")]))
+        .unwrap_err();
+    assert_eq!(err.code, "invalid_cursor");
+    // A publish without a retained snapshot: expired.
+    let newer = load_fixture("small", 8);
+    let err = newer
+        .search(&Request::from_pairs([
+            ("q", "the"),
+            ("cursor", cursor.as_str()),
+        ]))
+        .unwrap_err();
+    assert_eq!((err.code, err.status()), ("cursor_expired", 410));
+}
+
+/// A catalog that keeps an old snapshot, as the host does for 10 minutes.
+struct Snapshots {
+    old: MemIndex,
+    new: MemIndex,
+}
+
+impl Catalog for Snapshots {
+    fn current(&self) -> Arc<Manifest> {
+        self.new.current()
+    }
+    fn snapshot(&self, store_id: &str, revision: u64) -> Option<Arc<Manifest>> {
+        let m = self.old.current();
+        (m.store_id == store_id && m.revision == revision).then_some(m)
+    }
+    fn load(&self, key: &str, entry: &ManifestEntry) -> Result<LoadedShard, String> {
+        self.new
+            .load(key, entry)
+            .or_else(|_| self.old.load(key, entry))
+    }
+}
+
+#[test]
+fn cursor_pages_a_retained_snapshot() {
+    let snaps = Snapshots {
+        old: load_fixture("small", 7),
+        new: load_fixture("small", 8),
+    };
+    let clock = || 0;
+    let env = SearchEnv {
+        catalog: &snaps,
+        clock: &clock,
+        budgets: Budgets::default(),
+        building: false,
+    };
+    let first = snaps
+        .old
+        .search(&Request::from_pairs([("q", "the"), ("limit", "1")]))
+        .unwrap();
+    let c = first.cursor.unwrap();
+    let page = search(
+        &Request::from_pairs([("q", "the"), ("limit", "1"), ("cursor", c.as_str())]),
+        &env,
+    )
+    .unwrap();
+    assert_eq!(page.revision, 7, "paging stays on the cursor's snapshot");
+}
+
+#[test]
+fn timeout_gives_partial_without_cursor() {
+    let index = load_fixture("small", 7);
+    let t = Cell::new(0u64);
+    let clock = || {
+        t.set(t.get() + 100);
+        t.get()
+    };
+    let env = SearchEnv {
+        catalog: &index,
+        clock: &clock,
+        budgets: Budgets::default(),
+        building: false,
+    };
+    let resp = search(
+        &Request::from_pairs([("q", "the"), ("sort", "relevance")]),
+        &env,
+    )
+    .unwrap();
+    assert_eq!(resp.state, State::Partial);
+    assert_eq!(resp.partial_reason, Some(PartialReason::Timeout));
+    assert!(resp.cursor.is_none());
+    assert!(resp.took_ms > 150);
+}
+
+/// A catalog that pretends every shard was read from disk.
+struct Cold<'a>(&'a MemIndex, u64);
+
+impl Catalog for Cold<'_> {
+    fn current(&self) -> Arc<Manifest> {
+        self.0.current()
+    }
+    fn snapshot(&self, _: &str, _: u64) -> Option<Arc<Manifest>> {
+        None
+    }
+    fn load(&self, key: &str, entry: &ManifestEntry) -> Result<LoadedShard, String> {
+        let mut l = self.0.load(key, entry)?;
+        l.fresh_bytes = self.1;
+        Ok(l)
+    }
+}
+
+#[test]
+fn load_budget_gives_partial_with_a_cursor_that_continues() {
+    let index = load_fixture("small", 7);
+    let all = index
+        .search(&Request::from_pairs([("q", "the"), ("limit", "100")]))
+        .unwrap();
+    assert!(all.sessions.len() >= 3);
+    let cold = Cold(&index, 30 << 20);
+    let clock = || 0;
+    let env = SearchEnv {
+        catalog: &cold,
+        clock: &clock,
+        budgets: Budgets::default(),
+        building: false,
+    };
+    let mut seen = Vec::new();
+    let mut r = Request::from_pairs([("q", "the"), ("limit", "100")]);
+    for _ in 0..20 {
+        let resp = search(&r, &env).unwrap();
+        seen.extend(resp.sessions.iter().map(|s| s.session_key.clone()));
+        match (resp.partial_reason, resp.cursor) {
+            (Some(PartialReason::Budget), Some(c)) => r.cursor = Some(c),
+            (None, None) => break,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    let want: Vec<String> = all.sessions.iter().map(|s| s.session_key.clone()).collect();
+    assert_eq!(
+        seen, want,
+        "budget pages add up to the full answer, in order"
+    );
+}
+
+#[test]
+fn page_stops_before_the_byte_cap() {
+    // 100 sessions whose snippets carry ~140 separate highlight ranges each.
+    let text = "a b ".repeat(200);
+    let shards: Vec<Shard> = (0..100)
+        .map(|i| Shard {
+            session: SessionMeta {
+                source: Source::Pi,
+                session_id: format!("s{i:03}"),
+                title: None,
+                cwd: None,
+                branch: None,
+                created_ms: Some(1),
+                updated_ms: Some(1),
+                messages: 3,
+                parent: None,
+                resume: None,
+                paths: vec![],
+            },
+            records: (0..3)
+                .map(|j| MessageRecord {
+                    role: Role::User,
+                    ts_ms: 1 + j,
+                    text: text.clone(),
+                    truncated: false,
+                    locator: Locator::NativeEvent {
+                        line_no: 1,
+                        content_hash16: "0".repeat(16),
+                    },
+                    seq: None,
+                    turn: None,
+                    item_id: None,
+                    subagent: false,
+                    generation: 0,
+                })
+                .collect(),
+            marks: vec![],
+        })
+        .collect();
+    let index = index_of(shards, 1);
+    let json = index.search_json(&req(&[("q", "a"), ("limit", "100")]));
+    assert!(json.len() <= 256 << 10, "response is {} bytes", json.len());
+    let resp: recall_core::Response = serde_json::from_str(&json).unwrap();
+    assert!(resp.sessions.len() < 100 && !resp.sessions.is_empty());
+    assert!(resp.cursor.is_some(), "the rest is one cursor away");
+}
+
+#[test]
+fn building_state_is_reported() {
+    let index = load_fixture("small", 7);
+    let clock = || 0;
+    let env = SearchEnv {
+        catalog: &index,
+        clock: &clock,
+        budgets: Budgets::default(),
+        building: true,
+    };
+    let resp = search(&Request::new("the"), &env).unwrap();
+    assert_eq!(resp.state, State::Building);
+}
