@@ -157,4 +157,10 @@ impl Catalog for MemIndex {
             })
             .ok_or_else(|| format!("generation {} is not loaded", entry.generation_file))
     }
+
+    fn grams(&self, _key: &str, entry: &ManifestEntry) -> Option<Arc<crate::ShardGrams>> {
+        self.shards
+            .get(&entry.generation_file)
+            .map(|s| s.grams.clone())
+    }
 }

@@ -12,6 +12,7 @@
 pub mod active;
 pub mod cursor;
 pub mod fold;
+pub mod grams;
 pub mod index;
 pub mod matcher;
 pub mod model;
@@ -26,6 +27,7 @@ pub mod snippet;
 pub mod wasm;
 
 pub use active::derive_active;
+pub use grams::ShardGrams;
 pub use index::MemIndex;
 pub use model::{Manifest, ManifestEntry, MessageRecord, Role, SessionMeta, Shard, Source};
 pub use prepared::PreparedShard;

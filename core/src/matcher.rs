@@ -40,6 +40,17 @@ impl Term {
         mut f: impl FnMut(usize, usize) -> bool,
     ) {
         let n = self.finder.needle().len();
+        if map.is_none() {
+            // Every position of an all-ASCII text is a char boundary, so
+            // memmem's own leftmost non-overlapping iteration is exact (and its
+            // iterator keeps prefilter state across matches).
+            for start in self.finder.find_iter(hay) {
+                if !f(start, start + n) {
+                    return;
+                }
+            }
+            return;
+        }
         let mut pos = 0;
         while pos + n <= hay.len() {
             let Some(i) = self.finder.find(&hay[pos..]) else {

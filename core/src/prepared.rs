@@ -4,7 +4,9 @@
 
 use crate::active::derive_active;
 use crate::fold::fold;
+use crate::grams::ShardGrams;
 use crate::model::{Role, Shard};
+use std::sync::Arc;
 
 /// Separates records in a lane buffer. 0xFF never occurs in UTF-8, so no
 /// term (always valid UTF-8) can match across two records.
@@ -87,6 +89,8 @@ pub struct PreparedShard {
     pub tool: Lane,
     /// Newest `ts_ms` of any record.
     pub max_ts_ms: Option<i64>,
+    /// Trigram filters of the lanes.
+    pub grams: Arc<ShardGrams>,
 }
 
 impl PreparedShard {
@@ -102,13 +106,16 @@ impl PreparedShard {
             }
         }
         let max_ts_ms = shard.records.iter().map(|r| r.ts_ms).max();
-        PreparedShard {
+        let mut prepared = PreparedShard {
             shard,
             active,
             conversation,
             tool,
             max_ts_ms,
-        }
+            grams: Arc::new(ShardGrams::empty()),
+        };
+        prepared.grams = Arc::new(ShardGrams::build(&prepared));
+        prepared
     }
 
     /// Parses and prepares a generation file body.
@@ -125,6 +132,10 @@ impl PreparedShard {
             .iter()
             .map(|r| r.text.capacity() + std::mem::size_of_val(r) + 64)
             .sum();
-        records + self.active.len() + self.conversation.heap_bytes() + self.tool.heap_bytes()
+        records
+            + self.active.len()
+            + self.conversation.heap_bytes()
+            + self.tool.heap_bytes()
+            + self.grams.heap_bytes()
     }
 }

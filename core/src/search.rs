@@ -6,6 +6,7 @@
 //! rank before anything still unscanned; the answer is the same as a full scan.
 
 use crate::cursor::{fingerprint, Cursor, SortKey, VERSION};
+use crate::grams::ShardGrams;
 use crate::matcher::Term;
 use crate::model::{Manifest, ManifestEntry, Role, Source};
 use crate::prepared::{Lane, PreparedShard};
@@ -58,6 +59,12 @@ pub trait Catalog {
     fn snapshot(&self, store_id: &str, revision: u64) -> Option<Arc<Manifest>>;
     /// The prepared shard of a manifest entry. An error skips the session.
     fn load(&self, key: &str, entry: &ManifestEntry) -> Result<LoadedShard, String>;
+    /// The shard's trigram filters when the catalog holds them without
+    /// loading the shard (`None` = unknown: the shard is loaded and scanned).
+    fn grams(&self, key: &str, entry: &ManifestEntry) -> Option<Arc<ShardGrams>> {
+        let _ = (key, entry);
+        None
+    }
 }
 
 /// Everything a search needs besides the request.
@@ -127,6 +134,9 @@ pub fn search(request: &Request, env: &SearchEnv<'_>) -> Result<Response, QueryE
         .max_by_key(|&i| (terms[i].needle().len(), std::cmp::Reverse(i)))
         .unwrap_or(0);
 
+    let needles: Vec<&[u8]> = query.terms.iter().map(|t| t.as_bytes()).collect();
+    let want_conv = query.roles.iter().any(|r| *r != Role::Tool);
+    let want_tool = query.scope == Scope::All && query.roles.contains(&Role::Tool);
     let mut candidates: Vec<(&String, &ManifestEntry)> = manifest
         .sessions
         .iter()
@@ -174,6 +184,11 @@ pub fn search(request: &Request, env: &SearchEnv<'_>) -> Result<Response, QueryE
             }
         }
         scanned = i + 1;
+        if let Some(g) = env.catalog.grams(key, entry) {
+            if !g.may_match(&needles, want_conv, want_tool) {
+                continue;
+            }
+        }
         let loaded = match env.catalog.load(key, entry) {
             Ok(l) => l,
             Err(_) => continue,

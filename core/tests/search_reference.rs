@@ -33,9 +33,13 @@ const WORDS: &[&str] = &[
     "😀",
 ];
 
+/// A record: (role, ts step, word indices, superseded, subagent).
+type RecSpec = (u8, i64, Vec<u8>, bool, bool);
+
+/// Sessions: (source index, cwd index, records).
 #[derive(Debug, Clone)]
 struct Spec {
-    sessions: Vec<(u8, u8, Vec<(u8, i64, Vec<u8>, bool, bool)>)>,
+    sessions: Vec<(u8, u8, Vec<RecSpec>)>,
 }
 
 fn spec() -> impl Strategy<Value = Spec> {

@@ -1,0 +1,218 @@
+//! Trigram filters: a small bitset per shard lane that says when a term
+//! certainly does NOT occur, so the search skips the shard without loading or
+//! scanning it.
+//!
+//! Every 3-byte window of each record's folded text sets one bit. A term of
+//! three or more folded bytes can only occur where all of its windows are
+//! set, so the filter never hides a match (no false negatives); shorter terms
+//! are never filtered. The filter changes speed only, never results.
+
+use crate::prepared::{Lane, PreparedShard};
+
+/// Smallest and largest bitset, in bits (powers of two).
+const MIN_BITS: usize = 1 << 9;
+const MAX_BITS: usize = 1 << 20;
+/// Serialization format version.
+const VERSION: u8 = 1;
+
+/// A trigram bitset of one lane.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GramSet {
+    shift: u32,
+    words: Vec<u64>,
+}
+
+impl GramSet {
+    fn empty() -> GramSet {
+        GramSet {
+            shift: 32 - MIN_BITS.trailing_zeros(),
+            words: vec![0; MIN_BITS / 64],
+        }
+    }
+
+    /// Builds the set of a lane: about one bit per two folded bytes.
+    pub fn build(lane: &Lane) -> GramSet {
+        let text_bytes = lane.buf.len().saturating_sub(lane.len());
+        let bits = (text_bytes / 2)
+            .clamp(MIN_BITS, MAX_BITS)
+            .next_power_of_two();
+        let mut set = GramSet {
+            shift: 32 - bits.trailing_zeros(),
+            words: vec![0; bits / 64],
+        };
+        for i in 0..lane.len() {
+            for w in lane.text(i).windows(3) {
+                set.insert(w);
+            }
+        }
+        set
+    }
+
+    #[inline]
+    fn slot(&self, w: &[u8]) -> usize {
+        let g = (u32::from(w[0]) << 16) | (u32::from(w[1]) << 8) | u32::from(w[2]);
+        (g.wrapping_mul(0x9E37_79B1) >> self.shift) as usize
+    }
+
+    #[inline]
+    fn insert(&mut self, w: &[u8]) {
+        let s = self.slot(w);
+        self.words[s / 64] |= 1 << (s % 64);
+    }
+
+    /// False only when `folded_term` certainly does not occur in the lane.
+    pub fn may_contain(&self, folded_term: &[u8]) -> bool {
+        folded_term.windows(3).all(|w| {
+            let s = self.slot(w);
+            self.words[s / 64] & (1 << (s % 64)) != 0
+        })
+    }
+
+    /// Heap bytes.
+    pub fn heap_bytes(&self) -> usize {
+        self.words.len() * 8
+    }
+}
+
+/// The filters of one shard: its conversation and tool lanes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShardGrams {
+    /// user + assistant records.
+    pub conversation: GramSet,
+    /// tool rows.
+    pub tool: GramSet,
+}
+
+impl ShardGrams {
+    /// Filters of a shard with no records.
+    pub fn empty() -> ShardGrams {
+        ShardGrams {
+            conversation: GramSet::empty(),
+            tool: GramSet::empty(),
+        }
+    }
+
+    /// Whether a record in the wanted lanes could hold every term.
+    pub fn may_match(&self, terms: &[&[u8]], conversation: bool, tool: bool) -> bool {
+        (conversation && terms.iter().all(|t| self.conversation.may_contain(t)))
+            || (tool && terms.iter().all(|t| self.tool.may_contain(t)))
+    }
+
+    /// Builds the filters of a prepared shard.
+    pub fn build(shard: &PreparedShard) -> ShardGrams {
+        ShardGrams {
+            conversation: GramSet::build(&shard.conversation),
+            tool: GramSet::build(&shard.tool),
+        }
+    }
+
+    /// Serializes (for a host to keep beside the generation file).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = vec![VERSION];
+        for set in [&self.conversation, &self.tool] {
+            out.push(set.shift as u8);
+            out.extend_from_slice(&(set.words.len() as u32).to_le_bytes());
+            for w in &set.words {
+                out.extend_from_slice(&w.to_le_bytes());
+            }
+        }
+        out
+    }
+
+    /// Parses [`ShardGrams::to_bytes`] output; `None` when malformed.
+    pub fn from_bytes(bytes: &[u8]) -> Option<ShardGrams> {
+        let (&version, mut rest) = bytes.split_first()?;
+        if version != VERSION {
+            return None;
+        }
+        let mut sets = Vec::with_capacity(2);
+        for _ in 0..2 {
+            let (&shift, r) = rest.split_first()?;
+            let n = u32::from_le_bytes(r.get(..4)?.try_into().ok()?) as usize;
+            let r = &r[4..];
+            if !(MIN_BITS / 64..=MAX_BITS / 64).contains(&n)
+                || !n.is_power_of_two()
+                || shift != 32 - (n * 64).trailing_zeros() as u8
+            {
+                return None;
+            }
+            let body = r.get(..n * 8)?;
+            let words = body
+                .chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+                .collect();
+            sets.push(GramSet {
+                shift: u32::from(shift),
+                words,
+            });
+            rest = &r[n * 8..];
+        }
+        if !rest.is_empty() {
+            return None;
+        }
+        let tool = sets.pop()?;
+        let conversation = sets.pop()?;
+        Some(ShardGrams { conversation, tool })
+    }
+
+    /// Heap bytes.
+    pub fn heap_bytes(&self) -> usize {
+        self.conversation.heap_bytes() + self.tool.heap_bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::*;
+
+    fn shard(texts: &[&str]) -> PreparedShard {
+        PreparedShard::new(Shard {
+            session: SessionMeta {
+                source: Source::Pi,
+                session_id: "x".into(),
+                title: None,
+                cwd: None,
+                branch: None,
+                created_ms: None,
+                updated_ms: None,
+                messages: 0,
+                parent: None,
+                resume: None,
+                paths: vec![],
+            },
+            records: texts
+                .iter()
+                .map(|t| MessageRecord {
+                    role: Role::User,
+                    ts_ms: 1,
+                    text: t.to_string(),
+                    truncated: false,
+                    locator: Locator::ExternalRecordId {
+                        record_id: "r".into(),
+                    },
+                    seq: None,
+                    turn: None,
+                    item_id: None,
+                    subagent: false,
+                    generation: 0,
+                })
+                .collect(),
+            marks: vec![],
+        })
+    }
+
+    #[test]
+    fn no_false_negatives_and_round_trip() {
+        let s = shard(&["Die Straße", "connection pool", "数据库"]);
+        let g = ShardGrams::build(&s);
+        for t in ["strasse", "die stra", "pool", "n p", "数据库", "据"] {
+            assert!(g.conversation.may_contain(t.as_bytes()), "{t}");
+        }
+        assert!(!g.conversation.may_contain(b"zebra"));
+        assert!(!g.tool.may_contain(b"pool"));
+        assert_eq!(ShardGrams::from_bytes(&g.to_bytes()), Some(g.clone()));
+        assert_eq!(ShardGrams::from_bytes(&g.to_bytes()[1..]), None);
+        assert_eq!(ShardGrams::from_bytes(b""), None);
+    }
+}
