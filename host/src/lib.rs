@@ -1,4 +1,8 @@
 //! recall-host: sources, extractors, store, indexer, HTTP server and CLI.
 
+pub mod arena;
+pub mod catalog;
 pub mod cli;
 pub mod extract;
+pub mod index;
+pub mod store;

@@ -1,0 +1,161 @@
+//! The incremental indexer (DESIGN.md §6): discover every source's
+//! sessions, classify their files against the manifest's cursors, extract
+//! what changed on all cores, write generations and publish them.
+//!
+//! One [`Indexer`] per store and process. [`Indexer::sweep`] runs a sweep
+//! (the first one for a store is the full backfill); [`Indexer::refresh`] is
+//! the query-time refresh; [`Indexer::progress`] feeds progress bars and the
+//! status route.
+
+pub mod build;
+pub mod cursor;
+pub mod plan;
+pub mod progress;
+mod sweep;
+
+pub use progress::{Phase, Progress, ProgressSnapshot};
+pub use sweep::SweepReport;
+
+use crate::extract::Roots;
+use crate::store::{retention, Store, StoreError};
+use std::sync::atomic::AtomicI64;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Version of the extractors' output. A store written by an older version
+/// is re-extracted from scratch; an older recall never overwrites a store
+/// written by a newer one. Bump it whenever an extractor's output changes.
+pub const PARSER_VERSION: u32 = 1;
+
+/// Why a sweep failed.
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    /// The store refused or failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// How the indexer runs.
+#[derive(Clone, Debug)]
+pub struct IndexOptions {
+    /// Where the sources are.
+    pub roots: Roots,
+    /// Retention in days (0 keeps everything).
+    pub retention_days: u32,
+    /// A fixed clock (epoch ms) for retention; `None` = the wall clock.
+    pub now_ms: Option<i64>,
+    /// Extraction threads (0 = one per core).
+    pub workers: usize,
+}
+
+impl IndexOptions {
+    /// Defaults for `roots`: 90 days, the wall clock, one worker per core.
+    pub fn new(roots: Roots) -> IndexOptions {
+        IndexOptions {
+            roots,
+            retention_days: retention::DEFAULT_RETENTION_DAYS,
+            now_ms: None,
+            workers: 0,
+        }
+    }
+
+    /// The retention horizon now.
+    pub fn horizon(&self) -> Option<i64> {
+        retention::horizon(self.now_ms.unwrap_or_else(crate::store::wall_ms), self.retention_days)
+    }
+
+    fn worker_count(&self) -> usize {
+        if self.workers > 0 {
+            return self.workers;
+        }
+        std::thread::available_parallelism().map_or(2, |n| n.get())
+    }
+}
+
+/// The indexer of one store.
+#[derive(Debug)]
+pub struct Indexer {
+    store: Arc<Store>,
+    opts: IndexOptions,
+    progress: Arc<Progress>,
+    sweeping: Mutex<()>,
+    last_gc_ms: AtomicI64,
+}
+
+impl Indexer {
+    /// An indexer over `store`.
+    pub fn new(store: Arc<Store>, opts: IndexOptions) -> Indexer {
+        Indexer {
+            store,
+            opts,
+            progress: Arc::new(Progress::default()),
+            sweeping: Mutex::new(()),
+            last_gc_ms: AtomicI64::new(0),
+        }
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Arc<Store> {
+        &self.store
+    }
+
+    /// The options.
+    pub fn options(&self) -> &IndexOptions {
+        &self.opts
+    }
+
+    /// Live progress (shared; cheap to read).
+    pub fn progress(&self) -> &Arc<Progress> {
+        &self.progress
+    }
+
+    /// Whether the store's first full backfill has finished.
+    pub fn backfilled(&self) -> bool {
+        self.store.indexer_state().is_ok_and(|s| s.backfilled)
+    }
+
+    /// Wall-clock ms of the store's last finished sweep (by any process).
+    pub fn last_sweep_ms(&self) -> Option<i64> {
+        self.store
+            .indexer_state()
+            .ok()
+            .map(|s| s.last_sweep_ms)
+            .filter(|&t| t > 0)
+    }
+
+    /// Runs one sweep, waiting for a sweep of this indexer already running.
+    pub fn sweep(&self) -> Result<SweepReport, IndexError> {
+        let _guard = self.sweeping.lock().unwrap_or_else(|p| p.into_inner());
+        sweep::run(self)
+    }
+
+    /// The query-time refresh: sweeps when the store's last sweep finished
+    /// more than `max_age` ago. Never before the first backfill finished,
+    /// never waiting behind a running sweep. `None` = no sweep was due.
+    pub fn refresh(&self, max_age: Duration) -> Option<Result<SweepReport, IndexError>> {
+        let st = self.store.indexer_state().ok()?;
+        if !st.backfilled {
+            return None;
+        }
+        let age = crate::store::wall_ms().saturating_sub(st.last_sweep_ms);
+        if age >= 0 && (age as u128) < max_age.as_millis() {
+            return None;
+        }
+        let _guard = self.sweeping.try_lock().ok()?;
+        Some(sweep::run(self))
+    }
+
+    /// What a sweep would read now, without reading it.
+    pub fn plan(&self) -> Result<plan::Plan, IndexError> {
+        let m = self.store.current()?;
+        let st = self.store.indexer_state()?;
+        let units = crate::extract::discover(&self.opts.roots);
+        let reparse = needs_reparse(&m);
+        Ok(plan::plan(units, &m, &st, reparse, self.opts.horizon()))
+    }
+}
+
+/// Whether the manifest was written by an older parser and holds sessions.
+fn needs_reparse(m: &recall_core::Manifest) -> bool {
+    m.parser_version < PARSER_VERSION && !m.sessions.is_empty()
+}

@@ -1,0 +1,139 @@
+//! Sweep progress and health, shared between the sweep, the CLI's progress
+//! bar and the HTTP status route. Counters are atomics: readers never block
+//! the sweep.
+
+use serde::Serialize;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering::Relaxed};
+use std::sync::Mutex;
+
+/// What the indexer is doing (the `/api/index/status` `phase`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Phase {
+    /// No sweep has run in this process yet.
+    Idle,
+    /// A sweep is running.
+    Indexing,
+    /// The last sweep finished and read everything it had to.
+    Current,
+    /// The last sweep finished but a root or some files could not be read.
+    Degraded,
+}
+
+/// Live counters of the running (or last) sweep.
+#[derive(Debug, Default)]
+pub struct Progress {
+    running: AtomicBool,
+    ran: AtomicBool,
+    backfill: AtomicBool,
+    files_due: AtomicU64,
+    files_done: AtomicU64,
+    files_failed: AtomicU64,
+    bytes_due: AtomicU64,
+    bytes_done: AtomicU64,
+    sessions_done: AtomicU64,
+    files_indexed: AtomicU64,
+    last_sweep_ms: AtomicI64,
+    degraded_roots: Mutex<Vec<String>>,
+}
+
+/// A consistent-enough copy of the counters, serializable for status routes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ProgressSnapshot {
+    /// What the indexer is doing.
+    pub phase: Phase,
+    /// The running (or last) sweep is the first full backfill.
+    pub backfill: bool,
+    /// Files the running sweep has to read (total).
+    pub files_due: u64,
+    /// Of those, files read so far.
+    pub files_done: u64,
+    /// Files that could not be read in the running (or last) sweep.
+    pub files_failed: u64,
+    /// Bytes of the files due.
+    pub bytes_due: u64,
+    /// Bytes of the files read so far.
+    pub bytes_done: u64,
+    /// Sessions extracted so far.
+    pub sessions_done: u64,
+    /// Source files covered by the manifest after the last sweep.
+    pub files_indexed: u64,
+    /// Roots that exist but could not be listed.
+    pub degraded_roots: Vec<String>,
+    /// Wall-clock ms when the last sweep in this process finished.
+    pub last_sweep_ms: Option<i64>,
+}
+
+impl Progress {
+    /// Resets the counters for a new sweep.
+    pub(crate) fn start(&self, backfill: bool, files_due: u64, bytes_due: u64, degraded: Vec<String>) {
+        self.backfill.store(backfill, Relaxed);
+        self.files_due.store(files_due, Relaxed);
+        self.bytes_due.store(bytes_due, Relaxed);
+        for c in [&self.files_done, &self.files_failed, &self.bytes_done, &self.sessions_done] {
+            c.store(0, Relaxed);
+        }
+        if let Ok(mut d) = self.degraded_roots.lock() {
+            *d = degraded;
+        }
+        self.running.store(true, Relaxed);
+    }
+
+    /// Counts one unit read.
+    pub(crate) fn unit_done(&self, files: u64, bytes: u64, failed: bool) {
+        self.files_done.fetch_add(files, Relaxed);
+        self.bytes_done.fetch_add(bytes, Relaxed);
+        if failed {
+            self.files_failed.fetch_add(files, Relaxed);
+        } else {
+            self.sessions_done.fetch_add(1, Relaxed);
+        }
+    }
+
+    /// Marks the sweep finished.
+    pub(crate) fn finish(&self, now_ms: i64, files_indexed: u64) {
+        self.files_indexed.store(files_indexed, Relaxed);
+        self.last_sweep_ms.store(now_ms, Relaxed);
+        self.ran.store(true, Relaxed);
+        self.running.store(false, Relaxed);
+    }
+
+    /// Marks a sweep that stopped on an error.
+    pub(crate) fn abort(&self) {
+        self.running.store(false, Relaxed);
+    }
+
+    /// Whether a sweep is running.
+    pub fn running(&self) -> bool {
+        self.running.load(Relaxed)
+    }
+
+    /// A copy of the counters.
+    pub fn snapshot(&self) -> ProgressSnapshot {
+        let degraded_roots = self.degraded_roots.lock().map(|d| d.clone()).unwrap_or_default();
+        let files_failed = self.files_failed.load(Relaxed);
+        let phase = if self.running.load(Relaxed) {
+            Phase::Indexing
+        } else if !self.ran.load(Relaxed) {
+            Phase::Idle
+        } else if files_failed > 0 || !degraded_roots.is_empty() {
+            Phase::Degraded
+        } else {
+            Phase::Current
+        };
+        let last = self.last_sweep_ms.load(Relaxed);
+        ProgressSnapshot {
+            phase,
+            backfill: self.backfill.load(Relaxed),
+            files_due: self.files_due.load(Relaxed),
+            files_done: self.files_done.load(Relaxed),
+            files_failed,
+            bytes_due: self.bytes_due.load(Relaxed),
+            bytes_done: self.bytes_done.load(Relaxed),
+            sessions_done: self.sessions_done.load(Relaxed),
+            files_indexed: self.files_indexed.load(Relaxed),
+            degraded_roots,
+            last_sweep_ms: (last > 0).then_some(last),
+        }
+    }
+}

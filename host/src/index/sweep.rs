@@ -1,0 +1,366 @@
+//! One sweep: plan, extract on all cores, publish in batches, retire, and
+//! collect garbage.
+//!
+//! Workers pull units (newest first) from a shared counter; each captures
+//! the cursors of its unit's files *before* extracting (so anything written
+//! meanwhile shows up as a change next time), extracts, builds the shard,
+//! writes the generation and hands the entry to the coordinator, which
+//! publishes a batch every few seconds so searches see a backfill grow.
+
+use super::build::{self, Previous};
+use super::cursor::capture;
+use super::plan::{self, expired, Kind, Work};
+use super::{needs_reparse, IndexError, Indexer, PARSER_VERSION};
+use crate::extract::{self, Extracted};
+use crate::store::retention::newest_ms;
+use crate::store::snapshots::GRACE_MS;
+use crate::store::{wall_ms, Batch, SkipReason, SkippedUnit, Store};
+use recall_core::model::{FileCursor, ManifestEntry, Shard};
+use serde::Serialize;
+use std::collections::HashMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// What a sweep did.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct SweepReport {
+    /// It was the store's first full backfill.
+    pub backfill: bool,
+    /// Units discovered.
+    pub units: usize,
+    /// Units extracted.
+    pub extracted: usize,
+    /// Units whose session was current (not read).
+    pub unchanged: usize,
+    /// Sessions added.
+    pub new_sessions: usize,
+    /// Sessions replaced.
+    pub updated_sessions: usize,
+    /// Sessions flagged `source_gone`.
+    pub gone: usize,
+    /// Sessions dropped or skipped by retention.
+    pub retired: usize,
+    /// Units that yield no session.
+    pub empty: usize,
+    /// Units that could not be read.
+    pub failed: usize,
+    /// Entries refused at publish (a fresher writer or a tombstone won).
+    pub refused: usize,
+    /// Source files read.
+    pub files_read: u64,
+    /// Source bytes read.
+    pub bytes_read: u64,
+    /// Manifests written.
+    pub publishes: usize,
+    /// The revision now current.
+    pub revision: u64,
+    /// The store id.
+    pub store_id: String,
+    /// Corrupt manifests moved aside by this sweep.
+    pub quarantined: Vec<String>,
+    /// Wall time.
+    pub elapsed_ms: u64,
+}
+
+/// A worker's answer for one unit.
+enum Done {
+    Session {
+        main: String,
+        key: String,
+        entry: Box<ManifestEntry>,
+    },
+    Empty {
+        main: String,
+        files: Vec<FileCursor>,
+    },
+    Failed,
+}
+
+pub(super) fn run(ix: &Indexer) -> Result<SweepReport, IndexError> {
+    let started = Instant::now();
+    let watermark = wall_ms();
+    let store = ix.store.as_ref();
+    let m = store.current()?;
+    let st = store.indexer_state()?;
+    let mut report = SweepReport {
+        backfill: !st.backfilled,
+        quarantined: store.take_quarantined(),
+        ..SweepReport::default()
+    };
+    let units = extract::discover(&ix.opts.roots);
+    report.units = units.len();
+    let reparse = needs_reparse(&m);
+    let horizon = ix.opts.horizon();
+    let plan = plan::plan(units, &m, &st, reparse, horizon);
+    report.unchanged = plan.unchanged;
+    ix.progress.start(
+        report.backfill,
+        plan.files_due(),
+        plan.bytes_due(),
+        plan::degraded_roots(&ix.opts.roots),
+    );
+    let result = execute(ix, &m, &st, plan, watermark, reparse, horizon, &mut report);
+    match result {
+        Ok(files_indexed) => {
+            report.elapsed_ms = started.elapsed().as_millis() as u64;
+            ix.progress.finish(wall_ms(), files_indexed);
+            Ok(report)
+        }
+        Err(e) => {
+            ix.progress.abort();
+            Err(e)
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn execute(
+    ix: &Indexer,
+    m: &recall_core::Manifest,
+    st: &crate::store::IndexerState,
+    plan: plan::Plan,
+    watermark: i64,
+    reparse: bool,
+    horizon: Option<i64>,
+    report: &mut SweepReport,
+) -> Result<u64, IndexError> {
+    let store = ix.store.as_ref();
+    let mut batch = new_batch(&m.store_id, watermark);
+    let mut claims = plan.claims.clone();
+    let work = plan.work;
+    let next = AtomicUsize::new(0);
+    let (tx, rx) = mpsc::channel::<(usize, Done)>();
+    let workers = ix.opts.worker_count().min(work.len()).max(1);
+    let sweep_start = Instant::now();
+    let mut last_publish = Instant::now();
+    let mut failure: Option<IndexError> = None;
+
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            let tx = tx.clone();
+            let (work, next) = (&work, &next);
+            scope.spawn(move || loop {
+                let i = next.fetch_add(1, Relaxed);
+                let Some(w) = work.get(i) else { break };
+                let done = process(store, w, watermark);
+                if tx.send((i, done)).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(tx);
+        for (i, done) in rx.iter() {
+            let w = &work[i];
+            let failed = matches!(done, Done::Failed);
+            ix.progress.unit_done(w.src.files.len() as u64, w.bytes, failed);
+            report.files_read += w.src.files.len() as u64;
+            report.bytes_read += w.bytes;
+            if failure.is_some() {
+                continue;
+            }
+            absorb(w, done, horizon, st, &mut claims, &mut batch, report);
+            // Publish as the backfill goes, at a slowing pace (so few
+            // snapshots pile up); a reparse publishes only when complete.
+            let interval = (sweep_start.elapsed() / 5).clamp(Duration::from_secs(1), Duration::from_secs(30));
+            if !reparse && last_publish.elapsed() >= interval && !batch.upserts.is_empty() {
+                let b = std::mem::replace(&mut batch, new_batch(&m.store_id, watermark));
+                if let Err(e) = publish(store, b, report) {
+                    failure = Some(e);
+                    next.store(usize::MAX / 2, Relaxed);
+                }
+                last_publish = Instant::now();
+            }
+        }
+    });
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    batch.gone.extend(plan.gone.iter().cloned());
+    for key in &plan.revived {
+        if let Some(e) = m.sessions.get(key) {
+            let mut e = e.clone();
+            e.source_gone = false;
+            e.watermark = watermark;
+            batch.upserts.push((key.clone(), e));
+        }
+    }
+    for path in plan.forget {
+        batch.skipped.push((path, None));
+    }
+    let expiring = m.sessions.values().filter(|e| expired(e, horizon)).count();
+    report.retired += expiring;
+    batch.horizon_ms = horizon;
+    batch.finish_sweep = Some(true);
+    let wrote = publish(store, batch, report)?;
+    let _ = wrote;
+    let cur = store.current()?;
+    report.revision = cur.revision;
+    report.store_id = cur.store_id.clone();
+    if report.publishes > 0 {
+        collect_garbage(ix);
+    }
+    Ok(cur.sessions.values().map(|e| e.files.len() as u64).sum())
+}
+
+fn new_batch(store_id: &str, watermark: i64) -> Batch {
+    Batch {
+        base_store_id: store_id.to_string(),
+        parser_version: PARSER_VERSION,
+        watermark,
+        ..Batch::default()
+    }
+}
+
+fn publish(store: &Store, batch: Batch, report: &mut SweepReport) -> Result<bool, IndexError> {
+    let out = store.publish(batch)?;
+    report.refused += out.stale + out.tombstoned + out.missing;
+    report.gone += out.gone;
+    if out.written {
+        report.publishes += 1;
+    }
+    Ok(out.written)
+}
+
+/// Adds one unit's result to the batch.
+fn absorb(
+    w: &Work,
+    done: Done,
+    horizon: Option<i64>,
+    st: &crate::store::IndexerState,
+    claims: &mut HashMap<String, String>,
+    batch: &mut Batch,
+    report: &mut SweepReport,
+) {
+    let was_skipped = |main: &str| st.skipped.contains_key(main);
+    match done {
+        Done::Failed => report.failed += 1,
+        Done::Empty { main, files } => {
+            report.empty += 1;
+            if let Some(k) = &w.old_key {
+                batch.gone.push(k.clone());
+            }
+            let unit = SkippedUnit {
+                reason: SkipReason::Empty,
+                key: None,
+                newest_ms: None,
+                context: w.context.clone(),
+                files,
+            };
+            batch.skipped.push((main, Some(unit)));
+        }
+        Done::Session { main, key, entry } => {
+            report.extracted += 1;
+            let skip = |reason| SkippedUnit {
+                reason,
+                key: Some(key.clone()),
+                newest_ms: newest_ms(&entry),
+                context: w.context.clone(),
+                files: entry.files.clone(),
+            };
+            if expired(&entry, horizon) {
+                report.retired += usize::from(w.old_key.is_none());
+                batch.skipped.push((main, Some(skip(SkipReason::Retired))));
+                return;
+            }
+            match claims.get(&key) {
+                Some(owner) if *owner != main => {
+                    batch.skipped.push((main, Some(skip(SkipReason::Duplicate))));
+                    return;
+                }
+                _ => {
+                    claims.insert(key.clone(), main.clone());
+                }
+            }
+            if let Some(old) = &w.old_key {
+                if *old != key {
+                    batch.gone.push(old.clone());
+                }
+            }
+            if w.old_key.as_deref() == Some(key.as_str()) {
+                report.updated_sessions += 1;
+            } else {
+                report.new_sessions += 1;
+            }
+            if was_skipped(&main) {
+                batch.skipped.push((main, None));
+            }
+            batch.upserts.push((key, *entry));
+        }
+    }
+}
+
+/// Extracts one unit and writes its generation.
+fn process(store: &Store, w: &Work, watermark: i64) -> Done {
+    let generation = match w.kind {
+        Kind::Rewritten => w.old_generation.saturating_add(1),
+        _ => w.old_generation,
+    };
+    let mut files = Vec::with_capacity(w.src.files.len());
+    for f in &w.src.files {
+        match capture(f, generation) {
+            Ok(c) => files.push(c),
+            // A secondary file that vanished since discovery is simply not
+            // part of the session any more; a vanished main file fails.
+            Err(_) if !files.is_empty() => {}
+            Err(_) => return Done::Failed,
+        }
+    }
+    let main = files.first().map(|c| c.path.clone()).unwrap_or_default();
+    let extracted = match catch_unwind(AssertUnwindSafe(|| extract::extract(&w.src))) {
+        Ok(Ok(Some(x))) => x,
+        Ok(Ok(None)) => return Done::Empty { main, files },
+        Ok(Err(_)) | Err(_) => return Done::Failed,
+    };
+    let prev_shard = match (&w.old_file, w.kind) {
+        (Some(name), Kind::Appended | Kind::Rewritten | Kind::Reparse) => store
+            .generation_bytes(name)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Shard>(&b).ok()),
+        _ => None,
+    };
+    let key = extracted.meta.key();
+    let previous = prev_shard
+        .as_ref()
+        .filter(|_| w.old_key.as_deref() == Some(key.as_str()))
+        .map(|s| Previous {
+            shard: s,
+            generation: w.old_generation,
+            rewritten: w.kind == Kind::Rewritten,
+        });
+    match write_shard(store, extracted, generation, previous, files, watermark, w.context.clone()) {
+        Some(entry) => Done::Session {
+            main,
+            key,
+            entry: Box::new(entry),
+        },
+        None => Done::Failed,
+    }
+}
+
+fn write_shard(
+    store: &Store,
+    x: Extracted,
+    generation: u32,
+    previous: Option<Previous<'_>>,
+    files: Vec<FileCursor>,
+    watermark: i64,
+    context: Option<String>,
+) -> Option<ManifestEntry> {
+    let shard = build::shard(x, generation, previous);
+    let body = serde_json::to_vec(&shard).ok()?;
+    let name = store.write_generation(&body).ok()?;
+    Some(build::entry(&shard, name, body.len() as u64, files, watermark, context))
+}
+
+/// Garbage collection at most once a minute per process.
+fn collect_garbage(ix: &Indexer) {
+    let now = wall_ms();
+    let last = ix.last_gc_ms.load(Relaxed);
+    if now.saturating_sub(last) < 60_000 {
+        return;
+    }
+    ix.last_gc_ms.store(now, Relaxed);
+    let _ = ix.store.collect_garbage(GRACE_MS);
+}

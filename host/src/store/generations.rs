@@ -1,0 +1,113 @@
+//! `generations/<hash16>.json`: immutable, content-named shard bodies.
+//!
+//! A body is written to a temp file, fsynced, then hard-linked to its final
+//! name, which fails if the name exists: an existing generation is never
+//! modified (it has the same bytes by construction). Its mtime is refreshed
+//! instead, so the garbage collector's grace period starts again.
+
+use super::fsutil::{random_hex, sync_dir};
+use super::StoreError;
+use recall_core::naming::{generation_file_name, is_generation_file_name};
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+/// The generations folder name.
+pub const GENERATIONS: &str = "generations";
+
+/// Prefix of in-flight temp files.
+pub const TMP_PREFIX: &str = ".tmp-";
+
+/// Writes a shard body unless a generation with its name exists; returns
+/// the file name. `sync` fsyncs the body before it gets its name and the
+/// directory after.
+pub fn write(dir: &Path, body: &[u8], sync: bool) -> Result<String, StoreError> {
+    let name = generation_file_name(body);
+    let dest = dir.join(&name);
+    if dest.exists() {
+        touch(&dest);
+        return Ok(name);
+    }
+    let tmp = dir.join(format!("{TMP_PREFIX}{}", random_hex(8)));
+    let result = (|| -> io::Result<()> {
+        let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        f.write_all(body)?;
+        if sync {
+            f.sync_all()?;
+        }
+        drop(f);
+        match fs::hard_link(&tmp, &dest) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => touch(&dest),
+            Err(e) => return Err(e),
+        }
+        fs::remove_file(&tmp)?;
+        if sync {
+            sync_dir(dir)?;
+        }
+        Ok(())
+    })();
+    if let Err(e) = result {
+        let _ = fs::remove_file(&tmp);
+        return Err(StoreError::io(&dest, e));
+    }
+    Ok(name)
+}
+
+/// Refreshes a generation's mtime (best effort).
+fn touch(path: &Path) {
+    if let Ok(f) = File::options().append(true).open(path) {
+        let _ = f.set_modified(SystemTime::now());
+    }
+}
+
+/// The path of a generation, if `name` has the shape of one (refuses path
+/// traversal).
+pub fn path(dir: &Path, name: &str) -> Option<PathBuf> {
+    is_generation_file_name(name).then(|| dir.join(name))
+}
+
+/// Reads a generation's bytes.
+pub fn read(dir: &Path, name: &str) -> Result<Vec<u8>, StoreError> {
+    let p = path(dir, name).ok_or_else(|| StoreError::BadName(name.to_string()))?;
+    fs::read(&p).map_err(|e| StoreError::io(&p, e))
+}
+
+/// Every generation file name in the folder (temp files excluded).
+pub fn list(dir: &Path) -> Result<Vec<String>, StoreError> {
+    let rd = match fs::read_dir(dir) {
+        Ok(rd) => rd,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(StoreError::io(dir, e)),
+    };
+    let mut out = Vec::new();
+    for ent in rd.flatten() {
+        if let Some(n) = ent.file_name().to_str() {
+            if is_generation_file_name(n) {
+                out.push(n.to_string());
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn content_named_and_never_rewritten() {
+        let d = std::env::temp_dir().join(format!("recall-gen-{}", random_hex(6)));
+        fs::create_dir_all(&d).unwrap();
+        let n1 = write(&d, b"{\"a\":1}", true).unwrap();
+        assert_eq!(n1, generation_file_name(b"{\"a\":1}"));
+        let n2 = write(&d, b"{\"a\":1}", false).unwrap();
+        assert_eq!(n1, n2);
+        assert_eq!(read(&d, &n1).unwrap(), b"{\"a\":1}");
+        assert_eq!(list(&d).unwrap(), vec![n1]);
+        assert!(read(&d, "../x.json").is_err());
+        fs::remove_dir_all(&d).unwrap();
+    }
+}

@@ -1,0 +1,213 @@
+//! The publish gate: how one writer's batch becomes a new manifest revision.
+//!
+//! Under the writer lock the manifest is read again and the batch merged
+//! into *that* manifest, key by key:
+//! - a manifest from a newer parser version is never overwritten (error);
+//! - a batch based on another store id (cleared or rebuilt meanwhile) is refused;
+//! - an entry is not replaced by one with an older watermark (a stale writer
+//!   that looked at the sources before the entry's writer did);
+//! - a tombstoned key is not revived by a writer whose sweep started before
+//!   the tombstone;
+//! - an entry whose generation file is missing is dropped (re-extracted on
+//!   the next sweep).
+//!
+//! Nothing changed ⇒ nothing is written. Otherwise the superseded manifest
+//! goes to `snapshots/`, the new one (revision + 1) replaces it atomically,
+//! and `indexer.json` is updated in the same critical section.
+
+use super::fsutil::{random_hex, wall_ms};
+use super::manifest::{self, ReadManifest};
+use super::retention::{newest_ms, TOMBSTONE_KEEP_MS};
+use super::state::{self, SkipReason, SkippedUnit};
+use super::{snapshots, Store, StoreError};
+use recall_core::model::{Manifest, ManifestEntry};
+
+/// One writer's changes.
+#[derive(Clone, Debug, Default)]
+pub struct Batch {
+    /// The store id the writer's view was read from (empty: no store yet).
+    pub base_store_id: String,
+    /// The writer's parser version.
+    pub parser_version: u32,
+    /// Wall-clock ms when the writer's sweep started looking at sources.
+    pub watermark: i64,
+    /// New or updated entries.
+    pub upserts: Vec<(String, ManifestEntry)>,
+    /// Keys whose sources are gone.
+    pub gone: Vec<String>,
+    /// Retention horizon: drop sessions whose newest message is older.
+    pub horizon_ms: Option<i64>,
+    /// Skipped-unit changes by main path (`None` = no longer skipped).
+    pub skipped: Vec<(String, Option<SkippedUnit>)>,
+    /// Set when the batch completes a sweep: whether it was a full backfill.
+    pub finish_sweep: Option<bool>,
+}
+
+impl Batch {
+    /// Whether the batch carries nothing to merge.
+    pub fn is_empty(&self) -> bool {
+        self.upserts.is_empty()
+            && self.gone.is_empty()
+            && self.horizon_ms.is_none()
+            && self.skipped.is_empty()
+            && self.finish_sweep.is_none()
+    }
+}
+
+/// What a publish did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Outcome {
+    /// The store id after the publish.
+    pub store_id: String,
+    /// The revision now current.
+    pub revision: u64,
+    /// Whether a new manifest was written.
+    pub written: bool,
+    /// Entries added or replaced.
+    pub applied: usize,
+    /// Entries refused because a fresher writer had published them.
+    pub stale: usize,
+    /// Entries refused because they were tombstoned after the sweep started.
+    pub tombstoned: usize,
+    /// Entries dropped because their generation file is missing.
+    pub missing: usize,
+    /// Sessions newly flagged `source_gone`.
+    pub gone: usize,
+    /// Sessions dropped by retention.
+    pub retired: Vec<String>,
+}
+
+impl Store {
+    /// Merges a batch into the manifest under the writer lock.
+    pub fn publish(&self, batch: Batch) -> Result<Outcome, StoreError> {
+        let _lock = self.lock()?;
+        let now = wall_ms();
+        let (mut m, old_bytes) = match manifest::read(self.dir())? {
+            ReadManifest::Ok(m, bytes) => (m, Some(bytes)),
+            ReadManifest::Missing => (Manifest::empty(random_hex(12), batch.parser_version), None),
+            ReadManifest::Corrupt(_) => {
+                drop(_lock);
+                // Quarantines it and writes an empty manifest with a new id.
+                self.current()?;
+                return Err(StoreError::StoreChanged);
+            }
+        };
+        if m.parser_version > batch.parser_version {
+            return Err(StoreError::NewerParser {
+                found: m.parser_version,
+                ours: batch.parser_version,
+            });
+        }
+        if old_bytes.is_some() && !batch.base_store_id.is_empty() && m.store_id != batch.base_store_id {
+            return Err(StoreError::StoreChanged);
+        }
+        let old = old_bytes.as_ref().map(|_| m.clone());
+        let mut out = Outcome::default();
+        let mut st = state::read(self.dir(), &m.store_id);
+        let mut changed = old_bytes.is_none() || m.parser_version != batch.parser_version;
+
+        for (key, entry) in batch.upserts {
+            if m.tombstones.get(&key).is_some_and(|&t| t >= batch.watermark) {
+                out.tombstoned += 1;
+                continue;
+            }
+            if m.sessions.get(&key).is_some_and(|e| e.watermark > batch.watermark) {
+                out.stale += 1;
+                continue;
+            }
+            let present = self
+                .generation_path(&entry.generation_file)
+                .is_some_and(|p| p.exists());
+            if !present {
+                out.missing += 1;
+                continue;
+            }
+            if m.sessions.get(&key) != Some(&entry) {
+                changed = true;
+                out.applied += 1;
+            }
+            m.tombstones.remove(&key);
+            m.sessions.insert(key, entry);
+        }
+        for key in batch.gone {
+            if let Some(e) = m.sessions.get_mut(&key) {
+                if !e.source_gone && e.watermark <= batch.watermark {
+                    e.source_gone = true;
+                    e.watermark = batch.watermark;
+                    out.gone += 1;
+                    changed = true;
+                }
+            }
+        }
+        if let Some(horizon) = batch.horizon_ms {
+            let expired: Vec<String> = m
+                .sessions
+                .iter()
+                .filter(|(_, e)| newest_ms(e).is_some_and(|n| n < horizon))
+                .map(|(k, _)| k.clone())
+                .collect();
+            for key in expired {
+                if let Some(e) = m.sessions.remove(&key) {
+                    if let Some(main) = e.files.first() {
+                        st.skipped.insert(
+                            main.path.clone(),
+                            SkippedUnit {
+                                reason: SkipReason::Retired,
+                                key: Some(key.clone()),
+                                newest_ms: newest_ms(&e),
+                                context: context_of(&e),
+                                files: e.files.clone(),
+                            },
+                        );
+                    }
+                    m.tombstones.insert(key.clone(), now);
+                    out.retired.push(key);
+                    changed = true;
+                }
+            }
+        }
+        let before = m.tombstones.len();
+        m.tombstones.retain(|_, t| now.saturating_sub(*t) <= TOMBSTONE_KEEP_MS);
+        changed |= m.tombstones.len() != before;
+
+        if changed {
+            m.revision += 1;
+            m.updated_at_ms = now;
+            m.parser_version = batch.parser_version;
+            if let (Some(old), Some(bytes)) = (&old, &old_bytes) {
+                snapshots::save(&self.dir().join(snapshots::SNAPSHOTS), old, bytes)?;
+            }
+            manifest::write(self.dir(), &manifest::to_bytes(&m)?)?;
+            out.written = true;
+        }
+
+        let mut state_changed = st.store_id != m.store_id;
+        st.store_id = m.store_id.clone();
+        for (path, unit) in batch.skipped {
+            state_changed = true;
+            match unit {
+                Some(u) => st.skipped.insert(path, u),
+                None => st.skipped.remove(&path),
+            };
+        }
+        if let Some(backfill) = batch.finish_sweep {
+            st.last_sweep_ms = now;
+            st.backfilled |= backfill;
+            state_changed = true;
+        }
+        if state_changed || out.written {
+            state::write(self.dir(), &st).map_err(|e| StoreError::io(self.dir(), e))?;
+        }
+        out.store_id = m.store_id.clone();
+        out.revision = m.revision;
+        Ok(out)
+    }
+}
+
+/// The discovery-context fingerprint an entry was extracted with.
+pub fn context_of(e: &ManifestEntry) -> Option<String> {
+    e.state
+        .get("context")
+        .and_then(|v| v.as_str())
+        .map(str::to_string)
+}
