@@ -70,11 +70,22 @@ pub fn fold_str(text: &str) -> String {
 
 /// Appends the fold of one original char to `out`. `scratch` is reused
 /// working space.
+#[inline]
 pub fn fold_char_into(c: char, out: &mut String, scratch: &mut String) {
-    if c.is_ascii() {
+    let u = c as u32;
+    if u < 0x80 {
         out.push(c.to_ascii_lowercase());
-        return;
+    } else if u < TABLE_END {
+        out.push_str(table().get(u));
+    } else if is_identity(c) {
+        out.push(c);
+    } else {
+        fold_char_slow(c, out, scratch);
     }
+}
+
+/// The §3 rules for one non-ASCII char, computed from the Unicode tables.
+fn fold_char_slow(c: char, out: &mut String, scratch: &mut String) {
     if ('\u{AC00}'..='\u{D7A3}').contains(&c) {
         out.push(c);
         return;
@@ -86,6 +97,48 @@ pub fn fold_char_into(c: char, out: &mut String, scratch: &mut String) {
     scratch.clear();
     scratch.extend(std::iter::once(c).nfkd().default_case_fold());
     out.extend(scratch.chars().nfkd().filter(|d| !is_dropped_mark(*d)));
+}
+
+/// Chars below this are folded through a table built once from the slow path
+/// (Latin, Greek, Cyrillic, … general punctuation, CJK symbols and kana).
+const TABLE_END: u32 = 0x3100;
+
+/// Ranges whose chars fold to themselves: Hangul syllables and CJK unified
+/// ideographs (no decomposition, no case). A test checks every char against
+/// the slow path.
+#[inline]
+fn is_identity(c: char) -> bool {
+    matches!(c, '\u{AC00}'..='\u{D7A3}' | '\u{3400}'..='\u{4DBF}' | '\u{4E00}'..='\u{9FFF}')
+}
+
+/// Folds of U+0080..TABLE_END, packed.
+struct Table {
+    offsets: Vec<u32>,
+    data: String,
+}
+
+impl Table {
+    #[inline]
+    fn get(&self, u: u32) -> &str {
+        let i = (u - 0x80) as usize;
+        &self.data[self.offsets[i] as usize..self.offsets[i + 1] as usize]
+    }
+}
+
+fn table() -> &'static Table {
+    static TABLE: std::sync::OnceLock<Table> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut data = String::new();
+        let mut offsets = vec![0u32];
+        let mut scratch = String::new();
+        for u in 0x80..TABLE_END {
+            if let Some(c) = char::from_u32(u) {
+                fold_char_slow(c, &mut data, &mut scratch);
+            }
+            offsets.push(data.len() as u32);
+        }
+        Table { offsets, data }
+    })
 }
 
 /// Rule 3: typographic punctuation and space separators.
@@ -118,6 +171,24 @@ fn is_dropped_mark(c: char) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fast_paths_equal_the_slow_path() {
+        let mut scratch = String::new();
+        let ranges = [
+            0x80..TABLE_END,
+            0x3400..0x4DC0,
+            0x4E00..0xA000,
+            0xAC00..0xD7A4,
+        ];
+        for u in ranges.into_iter().flatten() {
+            let Some(c) = char::from_u32(u) else { continue };
+            let (mut fast, mut slow) = (String::new(), String::new());
+            fold_char_into(c, &mut fast, &mut scratch);
+            fold_char_slow(c, &mut slow, &mut scratch);
+            assert_eq!(fast, slow, "U+{u:04X}");
+        }
+    }
 
     #[test]
     fn ascii_lowercases_without_map() {
