@@ -200,6 +200,37 @@ pub fn json_ts_ms(v: &serde_json::Value) -> Option<i64> {
     }
 }
 
+/// Every file under `dir` (recursively, at most `max_depth` levels) whose
+/// file name satisfies `keep`, sorted by path. Symlinks are followed, but a
+/// directory already visited (by canonical path) is not entered again, so a
+/// symlink loop ends the walk of that branch instead of recursing forever.
+/// Unreadable directories are skipped.
+pub fn walk_files(dir: &Path, max_depth: usize, keep: &dyn Fn(&str) -> bool) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut stack = vec![(dir.to_path_buf(), 0usize)];
+    while let Some((d, depth)) = stack.pop() {
+        let Ok(canonical) = std::fs::canonicalize(&d) else { continue };
+        if !seen.insert(canonical) {
+            continue;
+        }
+        let Ok(entries) = std::fs::read_dir(&d) else { continue };
+        for e in entries.flatten() {
+            let path = e.path();
+            let Ok(meta) = std::fs::metadata(&path) else { continue };
+            if meta.is_dir() {
+                if depth < max_depth {
+                    stack.push((path, depth + 1));
+                }
+            } else if e.file_name().to_str().is_some_and(keep) {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

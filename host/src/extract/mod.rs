@@ -10,6 +10,7 @@ pub mod codex;
 pub mod common;
 pub mod intendant;
 pub mod kimi;
+pub mod lenient;
 pub mod pi;
 
 use recall_core::model::{Mark, MessageRecord, SessionMeta, Source};
