@@ -144,7 +144,9 @@ impl Arena {
             return;
         }
         while g.bytes + size > self.budget {
-            let Some((_, victim)) = g.order.pop_first() else { break };
+            let Some((_, victim)) = g.order.pop_first() else {
+                break;
+            };
             if let Some((_, s, _)) = g.map.remove(&victim) {
                 g.bytes -= s;
             }
@@ -182,9 +184,15 @@ mod tests {
 
     #[test]
     fn hits_cost_nothing_and_budget_evicts_lru() {
-        let one = PreparedShard::from_bytes(&body(&"a".repeat(1000))).unwrap().heap_bytes();
+        let one = PreparedShard::from_bytes(&body(&"a".repeat(1000)))
+            .unwrap()
+            .heap_bytes();
         let arena = Arena::new(one * 2 + one / 2);
-        let load = |n: &str| arena.get_or_load(n, || Ok(body(&"a".repeat(1000)))).unwrap();
+        let load = |n: &str| {
+            arena
+                .get_or_load(n, || Ok(body(&"a".repeat(1000))))
+                .unwrap()
+        };
         assert!(load("a").fresh_bytes > 0);
         assert_eq!(load("a").fresh_bytes, 0);
         load("b");
@@ -199,7 +207,13 @@ mod tests {
     #[test]
     fn bad_bytes_are_an_error_not_a_panic() {
         let arena = Arena::default();
-        assert!(matches!(arena.get_or_load("x", || Ok(b"{".to_vec())), Err(ArenaError::Parse { .. })));
-        assert!(matches!(arena.get_or_load("y", || Err("gone".into())), Err(ArenaError::Read { .. })));
+        assert!(matches!(
+            arena.get_or_load("x", || Ok(b"{".to_vec())),
+            Err(ArenaError::Parse { .. })
+        ));
+        assert!(matches!(
+            arena.get_or_load("y", || Err("gone".into())),
+            Err(ArenaError::Read { .. })
+        ));
     }
 }

@@ -68,9 +68,7 @@ impl Catalog for StoreCatalog {
         let name = &entry.generation_file;
         self.arena
             .get_or_load(name, || {
-                self.store
-                    .generation_bytes(name)
-                    .map_err(|e| e.to_string())
+                self.store.generation_bytes(name).map_err(|e| e.to_string())
             })
             .map(|l| LoadedShard {
                 shard: l.shard,

@@ -1,5 +1,5 @@
 //! `recall`: indexes coding-agent transcripts and serves search.
 
-fn main() -> anyhow::Result<()> {
+fn main() -> std::process::ExitCode {
     recall_host::cli::main()
 }

@@ -1,2 +1,117 @@
 //! The command line (DESIGN.md §9): one module per command.
-pub fn main() -> anyhow::Result<()> { anyhow::bail!("todo") }
+//!
+//! Exit codes follow grep: 0 found (or done), 1 nothing found, 2 error —
+//! usage errors included. `serve`, `demo`, `export` and `report` join the
+//! [`Command`] enum with their own modules when they land.
+
+mod bar;
+mod bench;
+mod clear;
+mod context;
+mod index;
+mod render;
+mod search;
+mod sessions;
+mod show;
+mod status;
+mod timefmt;
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+pub use context::Context;
+
+/// recall: find anything said in any coding-agent conversation on this machine.
+#[derive(Debug, Parser)]
+#[command(name = "recall", version, about, max_term_width = 100)]
+pub struct Cli {
+    /// Options every command takes.
+    #[command(flatten)]
+    pub globals: Globals,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options every command takes.
+#[derive(Clone, Debug, Args)]
+pub struct Globals {
+    /// Resolve every source root and the store (DIR/.recall) relative to DIR
+    /// instead of $HOME; a set $RECALL_HOME or source variable still wins.
+    #[arg(long, global = true, value_name = "DIR")]
+    pub home: Option<PathBuf>,
+    /// Fix the clock (epoch ms) used for retention and horizons.
+    #[arg(long, global = true, value_name = "MS")]
+    pub now: Option<i64>,
+    /// Drop sessions whose newest message is older than N days (0 keeps everything).
+    #[arg(long, global = true, value_name = "N", default_value_t = crate::store::retention::DEFAULT_RETENTION_DAYS)]
+    pub retention_days: u32,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run one sweep: discover, extract what changed, publish (progress bar on a terminal).
+    Index(index::IndexArgs),
+    /// Search every conversation (words are joined with single spaces into q).
+    Search(search::SearchArgs),
+    /// List sessions, newest first.
+    Sessions(sessions::SessionsArgs),
+    /// Print one session's records in order.
+    Show(show::ShowArgs),
+    /// Show the store and the indexer's state.
+    Status(status::StatusArgs),
+    /// Empty the store (a new store id expires every cursor).
+    Clear(clear::ClearArgs),
+    /// Time a fixed query mix against a warm arena (benchmarks).
+    #[command(hide = true)]
+    BenchSearch(bench::BenchArgs),
+}
+
+/// How a command ended, for the exit code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Found {
+    /// Something was found (or the command simply succeeded): exit 0.
+    Yes,
+    /// Nothing was found: exit 1.
+    No,
+}
+
+/// Runs the CLI and returns the process exit code.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return match e.kind() {
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
+                    ExitCode::SUCCESS
+                }
+                _ => ExitCode::from(2),
+            };
+        }
+    };
+    match run(cli) {
+        Ok(Found::Yes) => ExitCode::SUCCESS,
+        Ok(Found::No) => ExitCode::from(1),
+        Err(e) => {
+            eprintln!("recall: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Runs a parsed command line.
+pub fn run(cli: Cli) -> anyhow::Result<Found> {
+    let g = &cli.globals;
+    match cli.command {
+        Command::Index(a) => index::run(g, a),
+        Command::Search(a) => search::run(g, a),
+        Command::Sessions(a) => sessions::run(g, a),
+        Command::Show(a) => show::run(g, a),
+        Command::Status(a) => status::run(g, a),
+        Command::Clear(a) => clear::run(g, a),
+        Command::BenchSearch(a) => bench::run(g, a),
+    }
+}

@@ -116,7 +116,10 @@ pub fn entry(
         source_gone: false,
         files,
         watermark,
-        state: context.map_or(serde_json::Value::Null, |c| serde_json::json!({ "context": c })),
+        state: context.map_or(
+            serde_json::Value::Null,
+            |c| serde_json::json!({ "context": c }),
+        ),
     }
 }
 
@@ -133,7 +136,9 @@ mod tests {
             ts_ms: ts,
             text: text.into(),
             truncated: false,
-            locator: Locator::ExternalRecordId { record_id: text.into() },
+            locator: Locator::ExternalRecordId {
+                record_id: text.into(),
+            },
             seq: None,
             turn: None,
             item_id: None,
@@ -165,27 +170,59 @@ mod tests {
 
     #[test]
     fn rewrite_carries_missing_records_superseded() {
-        let g0 = shard(ex(vec![rec(Role::User, "old words", 1), rec(Role::Assistant, "kept", 2)]), 0, None);
-        let g1 = shard(
-            ex(vec![rec(Role::User, "new words", 3), rec(Role::Assistant, "kept", 4)]),
-            1,
-            Some(Previous { shard: &g0, generation: 0, rewritten: true }),
+        let g0 = shard(
+            ex(vec![
+                rec(Role::User, "old words", 1),
+                rec(Role::Assistant, "kept", 2),
+            ]),
+            0,
+            None,
         );
-        let texts: Vec<(&str, u32)> = g1.records.iter().map(|r| (r.text.as_str(), r.generation)).collect();
+        let g1 = shard(
+            ex(vec![
+                rec(Role::User, "new words", 3),
+                rec(Role::Assistant, "kept", 4),
+            ]),
+            1,
+            Some(Previous {
+                shard: &g0,
+                generation: 0,
+                rewritten: true,
+            }),
+        );
+        let texts: Vec<(&str, u32)> = g1
+            .records
+            .iter()
+            .map(|r| (r.text.as_str(), r.generation))
+            .collect();
         assert_eq!(texts, vec![("new words", 1), ("kept", 1), ("old words", 0)]);
-        assert_eq!(derive_active(&g1.records, &g1.marks), vec![true, true, false]);
+        assert_eq!(
+            derive_active(&g1.records, &g1.marks),
+            vec![true, true, false]
+        );
         assert_eq!(g1.session.messages, 3);
         assert_eq!(g1.session.created_ms, Some(1));
 
         // An append later keeps the carried history, with the same id.
         let g1b = shard(
-            ex(vec![rec(Role::User, "new words", 3), rec(Role::Assistant, "kept", 4), rec(Role::User, "more", 5)]),
+            ex(vec![
+                rec(Role::User, "new words", 3),
+                rec(Role::Assistant, "kept", 4),
+                rec(Role::User, "more", 5),
+            ]),
             1,
-            Some(Previous { shard: &g1, generation: 1, rewritten: false }),
+            Some(Previous {
+                shard: &g1,
+                generation: 1,
+                rewritten: false,
+            }),
         );
         assert_eq!(g1b.records.len(), 4);
         assert_eq!(g1b.records[3].item_id, g1.records[2].item_id);
-        assert_eq!(derive_active(&g1b.records, &g1b.marks), vec![true, true, true, false]);
+        assert_eq!(
+            derive_active(&g1b.records, &g1b.marks),
+            vec![true, true, true, false]
+        );
     }
 
     #[test]
@@ -195,7 +232,15 @@ mod tests {
         let g0 = shard(ex(vec![a]), 0, None);
         let mut b = rec(Role::User, "after edit", 2);
         b.item_id = Some("u1".into());
-        let g1 = shard(ex(vec![b]), 1, Some(Previous { shard: &g0, generation: 0, rewritten: true }));
+        let g1 = shard(
+            ex(vec![b]),
+            1,
+            Some(Previous {
+                shard: &g0,
+                generation: 0,
+                rewritten: true,
+            }),
+        );
         assert_eq!(derive_active(&g1.records, &g1.marks), vec![true, false]);
         assert_ne!(g1.records[1].item_id.as_deref(), Some("u1"));
     }

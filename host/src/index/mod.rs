@@ -61,7 +61,10 @@ impl IndexOptions {
 
     /// The retention horizon now.
     pub fn horizon(&self) -> Option<i64> {
-        retention::horizon(self.now_ms.unwrap_or_else(crate::store::wall_ms), self.retention_days)
+        retention::horizon(
+            self.now_ms.unwrap_or_else(crate::store::wall_ms),
+            self.retention_days,
+        )
     }
 
     fn worker_count(&self) -> usize {

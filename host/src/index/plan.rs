@@ -97,7 +97,10 @@ pub fn generation_of(e: &ManifestEntry) -> u32 {
 /// Classifies a unit's files against previous cursors.
 fn classify_unit(files: &[std::path::PathBuf], cursors: &[FileCursor]) -> Change {
     let old: HashMap<&str, &FileCursor> = cursors.iter().map(|c| (c.path.as_str(), c)).collect();
-    let now: HashSet<String> = files.iter().map(|f| f.to_string_lossy().into_owned()).collect();
+    let now: HashSet<String> = files
+        .iter()
+        .map(|f| f.to_string_lossy().into_owned())
+        .collect();
     let mut worst = Change::Unchanged;
     let rank = |c: Change| match c {
         Change::Unchanged => 0,
@@ -111,7 +114,14 @@ fn classify_unit(files: &[std::path::PathBuf], cursors: &[FileCursor]) -> Change
     };
     for c in cursors {
         if !now.contains(&c.path) {
-            bump(&mut worst, if is_log(&c.path) { Change::Rewritten } else { Change::Appended });
+            bump(
+                &mut worst,
+                if is_log(&c.path) {
+                    Change::Rewritten
+                } else {
+                    Change::Appended
+                },
+            );
         }
     }
     for f in files {
@@ -121,7 +131,9 @@ fn classify_unit(files: &[std::path::PathBuf], cursors: &[FileCursor]) -> Change
             Some(c) => match classify(f, c) {
                 Change::Unchanged => {}
                 Change::Appended => bump(&mut worst, Change::Appended),
-                Change::Rewritten | Change::Gone if is_log(&p) => bump(&mut worst, Change::Rewritten),
+                Change::Rewritten | Change::Gone if is_log(&p) => {
+                    bump(&mut worst, Change::Rewritten)
+                }
                 Change::Rewritten | Change::Gone => bump(&mut worst, Change::Appended),
             },
         }

@@ -66,11 +66,22 @@ pub struct ProgressSnapshot {
 
 impl Progress {
     /// Resets the counters for a new sweep.
-    pub(crate) fn start(&self, backfill: bool, files_due: u64, bytes_due: u64, degraded: Vec<String>) {
+    pub(crate) fn start(
+        &self,
+        backfill: bool,
+        files_due: u64,
+        bytes_due: u64,
+        degraded: Vec<String>,
+    ) {
         self.backfill.store(backfill, Relaxed);
         self.files_due.store(files_due, Relaxed);
         self.bytes_due.store(bytes_due, Relaxed);
-        for c in [&self.files_done, &self.files_failed, &self.bytes_done, &self.sessions_done] {
+        for c in [
+            &self.files_done,
+            &self.files_failed,
+            &self.bytes_done,
+            &self.sessions_done,
+        ] {
             c.store(0, Relaxed);
         }
         if let Ok(mut d) = self.degraded_roots.lock() {
@@ -110,7 +121,11 @@ impl Progress {
 
     /// A copy of the counters.
     pub fn snapshot(&self) -> ProgressSnapshot {
-        let degraded_roots = self.degraded_roots.lock().map(|d| d.clone()).unwrap_or_default();
+        let degraded_roots = self
+            .degraded_roots
+            .lock()
+            .map(|d| d.clone())
+            .unwrap_or_default();
         let files_failed = self.files_failed.load(Relaxed);
         let phase = if self.running.load(Relaxed) {
             Phase::Indexing

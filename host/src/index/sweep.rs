@@ -154,7 +154,8 @@ fn execute(
         for (i, done) in rx.iter() {
             let w = &work[i];
             let failed = matches!(done, Done::Failed);
-            ix.progress.unit_done(w.src.files.len() as u64, w.bytes, failed);
+            ix.progress
+                .unit_done(w.src.files.len() as u64, w.bytes, failed);
             report.files_read += w.src.files.len() as u64;
             report.bytes_read += w.bytes;
             if failure.is_some() {
@@ -163,7 +164,8 @@ fn execute(
             absorb(w, done, horizon, st, &mut claims, &mut batch, report);
             // Publish as the backfill goes, at a slowing pace (so few
             // snapshots pile up); a reparse publishes only when complete.
-            let interval = (sweep_start.elapsed() / 5).clamp(Duration::from_secs(1), Duration::from_secs(30));
+            let interval =
+                (sweep_start.elapsed() / 5).clamp(Duration::from_secs(1), Duration::from_secs(30));
             if !reparse && last_publish.elapsed() >= interval && !batch.upserts.is_empty() {
                 let b = std::mem::replace(&mut batch, new_batch(&m.store_id, watermark));
                 if let Err(e) = publish(store, b, report) {
@@ -266,7 +268,9 @@ fn absorb(
             }
             match claims.get(&key) {
                 Some(owner) if *owner != main => {
-                    batch.skipped.push((main, Some(skip(SkipReason::Duplicate))));
+                    batch
+                        .skipped
+                        .push((main, Some(skip(SkipReason::Duplicate))));
                     return;
                 }
                 _ => {
@@ -329,7 +333,15 @@ fn process(store: &Store, w: &Work, watermark: i64) -> Done {
             generation: w.old_generation,
             rewritten: w.kind == Kind::Rewritten,
         });
-    match write_shard(store, extracted, generation, previous, files, watermark, w.context.clone()) {
+    match write_shard(
+        store,
+        extracted,
+        generation,
+        previous,
+        files,
+        watermark,
+        w.context.clone(),
+    ) {
         Some(entry) => Done::Session {
             main,
             key,
@@ -351,7 +363,14 @@ fn write_shard(
     let shard = build::shard(x, generation, previous);
     let body = serde_json::to_vec(&shard).ok()?;
     let name = store.write_generation(&body).ok()?;
-    Some(build::entry(&shard, name, body.len() as u64, files, watermark, context))
+    Some(build::entry(
+        &shard,
+        name,
+        body.len() as u64,
+        files,
+        watermark,
+        context,
+    ))
 }
 
 /// Garbage collection at most once a minute per process.

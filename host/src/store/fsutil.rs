@@ -38,10 +38,7 @@ pub fn random_hex(bytes: usize) -> String {
 pub fn write_atomic(dir: &Path, tmp_name: &str, dest: &Path, bytes: &[u8]) -> io::Result<()> {
     let tmp = dir.join(tmp_name);
     let result = (|| {
-        let mut f = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)?;
+        let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
         f.write_all(bytes)?;
         f.sync_all()?;
         drop(f);

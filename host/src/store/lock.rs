@@ -37,7 +37,12 @@ impl WriterLock {
     pub fn acquire(dir: &Path, timeout: Duration) -> Result<WriterLock, StoreError> {
         let path = dir.join(LOCK);
         let token = random_hex(8);
-        let body = format!("{} {} {}\n", std::process::id(), start_time(std::process::id()).unwrap_or(0), token);
+        let body = format!(
+            "{} {} {}\n",
+            std::process::id(),
+            start_time(std::process::id()).unwrap_or(0),
+            token
+        );
         let started = Instant::now();
         let mut pause = Duration::from_millis(2);
         loop {

@@ -109,7 +109,10 @@ mod tests {
 
     #[test]
     fn garbage_and_future_schemas_are_corrupt() {
-        assert!(matches!(parse(b"{\"schema\":1".to_vec()), ReadManifest::Corrupt(_)));
+        assert!(matches!(
+            parse(b"{\"schema\":1".to_vec()),
+            ReadManifest::Corrupt(_)
+        ));
         let mut m = Manifest::empty("s".into(), 1);
         m.schema = 2;
         let b = serde_json::to_vec(&m).unwrap();

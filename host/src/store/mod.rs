@@ -50,7 +50,9 @@ pub enum StoreError {
     #[error("not a generation file name: {0:?}")]
     BadName(String),
     /// The manifest was written by a newer recall; an older one never overwrites it.
-    #[error("the store was written by a newer recall (parser version {found}, this one is {ours})")]
+    #[error(
+        "the store was written by a newer recall (parser version {found}, this one is {ours})"
+    )]
     NewerParser {
         /// The manifest's parser version.
         found: u32,

@@ -98,7 +98,10 @@ impl Store {
                 ours: batch.parser_version,
             });
         }
-        if old_bytes.is_some() && !batch.base_store_id.is_empty() && m.store_id != batch.base_store_id {
+        if old_bytes.is_some()
+            && !batch.base_store_id.is_empty()
+            && m.store_id != batch.base_store_id
+        {
             return Err(StoreError::StoreChanged);
         }
         let old = old_bytes.as_ref().map(|_| m.clone());
@@ -107,11 +110,17 @@ impl Store {
         let mut changed = old_bytes.is_none() || m.parser_version != batch.parser_version;
 
         for (key, entry) in batch.upserts {
-            if m.tombstones.get(&key).is_some_and(|&t| t >= batch.watermark) {
+            if m.tombstones
+                .get(&key)
+                .is_some_and(|&t| t >= batch.watermark)
+            {
                 out.tombstoned += 1;
                 continue;
             }
-            if m.sessions.get(&key).is_some_and(|e| e.watermark > batch.watermark) {
+            if m.sessions
+                .get(&key)
+                .is_some_and(|e| e.watermark > batch.watermark)
+            {
                 out.stale += 1;
                 continue;
             }
@@ -167,7 +176,8 @@ impl Store {
             }
         }
         let before = m.tombstones.len();
-        m.tombstones.retain(|_, t| now.saturating_sub(*t) <= TOMBSTONE_KEEP_MS);
+        m.tombstones
+            .retain(|_, t| now.saturating_sub(*t) <= TOMBSTONE_KEEP_MS);
         changed |= m.tombstones.len() != before;
 
         if changed {

@@ -86,7 +86,9 @@ impl Store {
             for ent in rd.flatten() {
                 let name = ent.file_name();
                 let Some(n) = name.to_str() else { continue };
-                let temp = n.starts_with(TMP_PREFIX) || n.starts_with(".manifest.tmp-") || n.starts_with(".state.tmp-");
+                let temp = n.starts_with(TMP_PREFIX)
+                    || n.starts_with(".manifest.tmp-")
+                    || n.starts_with(".state.tmp-");
                 if temp && ent.metadata().is_ok_and(|m| age_ms(&m, now) > grace_ms) {
                     let _ = fs::remove_file(ent.path());
                 }

@@ -62,7 +62,10 @@ pub fn prune(dir: &Path, grace_ms: i64) -> Result<Vec<Manifest>, StoreError> {
             let _ = fs::remove_file(ent.path());
             continue;
         }
-        let is_json = ent.file_name().to_str().is_some_and(|n| !n.starts_with('.') && n.ends_with(".json"));
+        let is_json = ent
+            .file_name()
+            .to_str()
+            .is_some_and(|n| !n.starts_with('.') && n.ends_with(".json"));
         if is_json {
             if let Some(m) = fs::read(ent.path())
                 .ok()

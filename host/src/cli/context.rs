@@ -1,0 +1,81 @@
+//! What every command resolves first: the home, the store, the source roots
+//! and the indexer, plus the query-time refresh shared by the read commands.
+
+use super::{bar, Globals};
+use crate::extract::Roots;
+use crate::index::{IndexOptions, Indexer, SweepReport};
+use crate::store::{self, Store};
+use anyhow::Context as _;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A query first sweeps when the last sweep is older than this (DESIGN.md §6).
+pub const REFRESH_AFTER: Duration = Duration::from_secs(1);
+
+/// The resolved environment of one command.
+pub struct Context {
+    /// The home the roots and the store default to.
+    pub home: PathBuf,
+    /// The store.
+    pub store: Arc<Store>,
+    /// Its indexer.
+    pub indexer: Indexer,
+    /// The clock for retention and horizons (epoch ms).
+    pub now_ms: i64,
+}
+
+impl Context {
+    /// Resolves `--home`/`$HOME`, `$RECALL_HOME` and the source roots.
+    pub fn new(g: &Globals) -> anyhow::Result<Context> {
+        let home = match &g.home {
+            Some(h) => h.clone(),
+            None => std::env::var_os("HOME")
+                .filter(|h| !h.is_empty())
+                .map(PathBuf::from)
+                .context("$HOME is not set; pass --home DIR")?,
+        };
+        let env = |k: &str| std::env::var_os(k);
+        let dir = store::store_dir(&store::recall_home(&home, env));
+        let store = Arc::new(
+            Store::open(&dir)
+                .with_context(|| format!("cannot open the store at {}", dir.display()))?,
+        );
+        let roots = Roots::resolve(&home, env);
+        let mut opts = IndexOptions::new(roots);
+        opts.retention_days = g.retention_days;
+        opts.now_ms = g.now;
+        let indexer = Indexer::new(store.clone(), opts);
+        Ok(Context {
+            home,
+            store,
+            indexer,
+            now_ms: g.now.unwrap_or_else(store::wall_ms),
+        })
+    }
+
+    /// Runs one sweep, with a progress bar when stderr is a terminal.
+    pub fn sweep(&self) -> anyhow::Result<SweepReport> {
+        let bar = bar::Bar::start(self.indexer.progress().clone());
+        let r = self.indexer.sweep();
+        bar.finish();
+        Ok(r?)
+    }
+
+    /// The query-time refresh: the first backfill runs in full (with a
+    /// progress bar), later a sweep runs when the last is older than 1 s. A
+    /// failed sweep is reported and the query answers from the store as it is.
+    pub fn refresh(&self) {
+        let result = if self.indexer.backfilled() {
+            match self.indexer.refresh(REFRESH_AFTER) {
+                Some(r) => r.map(|_| ()).map_err(anyhow::Error::from),
+                None => Ok(()),
+            }
+        } else {
+            self.sweep().map(|_| ())
+        };
+        if let Err(e) = result {
+            eprintln!("recall: warning: the index was not refreshed: {e:#}");
+        }
+    }
+}

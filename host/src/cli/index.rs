@@ -1,0 +1,48 @@
+//! `recall index`: one sweep, with a progress bar on a terminal.
+
+use super::{Context, Found, Globals};
+use clap::Args;
+
+/// `recall index` options.
+#[derive(Debug, Args)]
+pub struct IndexArgs {
+    /// Print the sweep report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `recall index`.
+pub fn run(g: &Globals, a: IndexArgs) -> anyhow::Result<Found> {
+    let ctx = Context::new(g)?;
+    let r = ctx.sweep()?;
+    for q in &r.quarantined {
+        eprintln!(
+            "recall: the manifest was corrupt; moved aside as {q} and rebuilt from the sources"
+        );
+    }
+    if a.json {
+        println!("{}", serde_json::to_string(&r)?);
+        return Ok(Found::Yes);
+    }
+    let secs = r.elapsed_ms as f64 / 1000.0;
+    let mb = r.bytes_read as f64 / 1e6;
+    println!(
+        "{}: {} units, {} read ({} new, {} updated, {} empty, {} failed), {} unchanged, {} gone, {} retired; {} files, {:.1} MB in {:.2} s ({:.0} MB/s); revision {}",
+        if r.backfill { "backfill" } else { "sweep" },
+        r.units,
+        r.extracted + r.empty + r.failed,
+        r.new_sessions,
+        r.updated_sessions,
+        r.empty,
+        r.failed,
+        r.unchanged,
+        r.gone,
+        r.retired,
+        r.files_read,
+        mb,
+        secs,
+        if secs > 0.0 { mb / secs } else { 0.0 },
+        r.revision,
+    );
+    Ok(Found::Yes)
+}

@@ -1,0 +1,140 @@
+//! `recall search <q…>`: every §4 field as a flag, human output grouped per
+//! session (colored on a terminal only), or `--json` = the HTTP body.
+//!
+//! A CLI process starts with a cold arena, so a `partial` answer (the scan
+//! deadline or the fresh-bytes budget ran out while loading shards) is
+//! retried, as §4 tells clients to, with the shards loaded so far now warm;
+//! after a few rounds whatever came back is printed, partial or not.
+
+use super::render::{self, Color};
+use super::{Context, Found, Globals};
+use crate::arena::Arena;
+use crate::catalog::StoreCatalog;
+use clap::Args;
+use recall_core::query::{QueryError, Request};
+use recall_core::response::State;
+use recall_core::search::Budgets;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Retries of a partial answer.
+const RETRIES: usize = 8;
+/// Retrying stops after this long.
+const RETRY_FOR: Duration = Duration::from_secs(20);
+
+/// `recall search` options: the §4 request fields.
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// The query words (joined with single spaces into q; "quoted phrases" keep their spaces).
+    #[arg(required = true, value_name = "Q")]
+    pub words: Vec<String>,
+    /// Comma list of sources: claude-code, codex, kimi, pi, intendant.
+    #[arg(long)]
+    pub source: Option<String>,
+    /// Comma list of roles: user, assistant, tool.
+    #[arg(long)]
+    pub role: Option<String>,
+    /// conversation (user + assistant) or all (also tool rows).
+    #[arg(long)]
+    pub scope: Option<String>,
+    /// Only records at or after this time (epoch ms or RFC 3339).
+    #[arg(long)]
+    pub since: Option<String>,
+    /// Only records at or before this time (epoch ms or RFC 3339).
+    #[arg(long)]
+    pub until: Option<String>,
+    /// Comma list of cwd path prefixes (whole components).
+    #[arg(long)]
+    pub cwd: Option<String>,
+    /// true (default) or false: whether superseded records may match.
+    #[arg(long, value_name = "BOOL")]
+    pub include_superseded: Option<String>,
+    /// true (default) or false: whether subagent records may match.
+    #[arg(long, value_name = "BOOL")]
+    pub subagents: Option<String>,
+    /// newest (default) or relevance.
+    #[arg(long)]
+    pub sort: Option<String>,
+    /// Sessions per page (1–100, default 20).
+    #[arg(long)]
+    pub limit: Option<String>,
+    /// The cursor printed after the previous page.
+    #[arg(long)]
+    pub cursor: Option<String>,
+    /// Print exactly the HTTP response body (or the error body).
+    #[arg(long)]
+    pub json: bool,
+    /// Highlight matches: auto (on a terminal), always, never.
+    #[arg(long, value_enum, default_value_t = Color::Auto)]
+    pub color: Color,
+    /// Search the store as it is, without the query-time sweep.
+    #[arg(long)]
+    pub no_refresh: bool,
+}
+
+impl SearchArgs {
+    /// The request the flags describe.
+    pub fn request(&self) -> Request {
+        Request {
+            q: Some(self.words.join(" ")),
+            source: self.source.clone(),
+            role: self.role.clone(),
+            scope: self.scope.clone(),
+            since: self.since.clone(),
+            until: self.until.clone(),
+            cwd: self.cwd.clone(),
+            include_superseded: self.include_superseded.clone(),
+            subagents: self.subagents.clone(),
+            sort: self.sort.clone(),
+            limit: self.limit.clone(),
+            cursor: self.cursor.clone(),
+        }
+    }
+}
+
+/// Runs `recall search`.
+pub fn run(g: &Globals, a: SearchArgs) -> anyhow::Result<Found> {
+    let request = a.request();
+    // Reject a bad request before touching the index.
+    if let Err(e) = request.parse() {
+        return Err(fail(&a, &e));
+    }
+    let ctx = Context::new(g)?;
+    if !a.no_refresh {
+        ctx.refresh();
+    }
+    let building = !ctx.indexer.backfilled();
+    let catalog = StoreCatalog::new(ctx.store.clone(), Arc::new(Arena::default()));
+    let started = Instant::now();
+    let mut result = catalog.search(&request, building, Budgets::default());
+    for _ in 0..RETRIES {
+        match &result {
+            Ok(r) if r.state == State::Partial && started.elapsed() < RETRY_FOR => {
+                result = catalog.search(&request, building, Budgets::default());
+            }
+            _ => break,
+        }
+    }
+    let response = match result {
+        Ok(r) => r,
+        Err(e) => return Err(fail(&a, &e)),
+    };
+    if a.json {
+        println!("{}", serde_json::to_string(&response)?);
+    } else {
+        render::print(&response, a.color.enabled())?;
+    }
+    Ok(if response.sessions.is_empty() {
+        Found::No
+    } else {
+        Found::Yes
+    })
+}
+
+/// Prints the §7 error body with `--json`; the error ends the run with exit 2.
+fn fail(a: &SearchArgs, e: &QueryError) -> anyhow::Error {
+    if a.json {
+        println!("{}", e.to_json());
+    }
+    anyhow::anyhow!("{}: {}", e.code, e.message)
+}

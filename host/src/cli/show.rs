@@ -1,0 +1,162 @@
+//! `recall show <key>`: one session's records in order, with role, time and
+//! superseded / subagent / truncated flags.
+
+use super::render::sanitize;
+use super::timefmt::{minute, minute_opt};
+use super::{Context, Found, Globals};
+use anyhow::{bail, Context as _};
+use clap::Args;
+use recall_core::derive_active;
+use recall_core::model::{Locator, ManifestEntry, Role, Shard};
+use serde::Serialize;
+
+/// Tool rows are shown up to this many chars unless `--full`.
+const TOOL_PREVIEW: usize = 200;
+
+/// `recall show` options.
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// The session key (`<source>:<session_id>`), or a unique session id or key prefix.
+    pub key: String,
+    /// Print tool rows in full (they are cut to one short line otherwise).
+    #[arg(long)]
+    pub full: bool,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Serialize)]
+struct JsonRecord<'a> {
+    index: usize,
+    role: Role,
+    ts_ms: i64,
+    superseded: bool,
+    subagent: bool,
+    truncated: bool,
+    generation: u32,
+    seq: Option<u64>,
+    text: &'a str,
+    locator: &'a Locator,
+}
+
+/// Finds an entry by exact key, else by unique session id or key prefix.
+fn find<'m>(
+    m: &'m recall_core::Manifest,
+    q: &str,
+) -> anyhow::Result<(&'m String, &'m ManifestEntry)> {
+    if let Some(hit) = m.sessions.get_key_value(q) {
+        return Ok(hit);
+    }
+    let found: Vec<_> = m
+        .sessions
+        .iter()
+        .filter(|(k, e)| e.meta.session_id == q || k.starts_with(q))
+        .collect();
+    match found.as_slice() {
+        [one] => Ok(*one),
+        [] => bail!("session_not_found: no session {q:?}"),
+        many => bail!(
+            "{q:?} matches {} sessions (e.g. {}, {}); give more of the key",
+            many.len(),
+            many[0].0,
+            many[1].0
+        ),
+    }
+}
+
+/// Runs `recall show`.
+pub fn run(g: &Globals, a: ShowArgs) -> anyhow::Result<Found> {
+    let ctx = Context::new(g)?;
+    ctx.refresh();
+    let m = ctx.store.current()?;
+    let (key, entry) = find(&m, &a.key)?;
+    let bytes = ctx
+        .store
+        .generation_bytes(&entry.generation_file)
+        .with_context(|| format!("cannot read the shard of {key}"))?;
+    let shard: Shard = serde_json::from_slice(&bytes)
+        .with_context(|| format!("the shard of {key} is not valid"))?;
+    let active = derive_active(&shard.records, &shard.marks);
+    if a.json {
+        let records: Vec<JsonRecord<'_>> = shard
+            .records
+            .iter()
+            .enumerate()
+            .map(|(i, r)| JsonRecord {
+                index: i,
+                role: r.role,
+                ts_ms: r.ts_ms,
+                superseded: !active[i],
+                subagent: r.subagent,
+                truncated: r.truncated,
+                generation: r.generation,
+                seq: r.seq,
+                text: &r.text,
+                locator: &r.locator,
+            })
+            .collect();
+        let body = serde_json::json!({
+            "session_key": key,
+            "session": entry,
+            "records": records,
+        });
+        println!("{}", serde_json::to_string(&body)?);
+        return Ok(Found::Yes);
+    }
+    let meta = &entry.meta;
+    println!(
+        "{key}  {}",
+        sanitize(meta.title.as_deref().unwrap_or("(untitled)"))
+    );
+    println!(
+        "  {}  {} → {}  {} messages{}",
+        sanitize(meta.cwd.as_deref().unwrap_or("-")),
+        minute_opt(meta.created_ms),
+        minute_opt(meta.updated_ms),
+        meta.messages,
+        if entry.source_gone {
+            "  [source gone]"
+        } else {
+            ""
+        }
+    );
+    if let Some(b) = &meta.branch {
+        println!("  branch: {}", sanitize(b));
+    }
+    if let Some(p) = &meta.parent {
+        println!("  parent: {} ({:?})", p.key, p.relation);
+    }
+    if let Some(r) = &meta.resume {
+        println!("  resume: {}", sanitize(r));
+    }
+    for (i, r) in shard.records.iter().enumerate() {
+        let mut flags = String::new();
+        for (on, name) in [
+            (!active[i], " [superseded]"),
+            (r.subagent, " [subagent]"),
+            (r.truncated, " [truncated]"),
+        ] {
+            if on {
+                flags.push_str(name);
+            }
+        }
+        println!();
+        println!("#{i} {} {}{flags}", minute(r.ts_ms), r.role.as_str());
+        let text = if r.role == Role::Tool && !a.full {
+            let one: String = r.text.split_whitespace().collect::<Vec<_>>().join(" ");
+            let cut: String = one.chars().take(TOOL_PREVIEW).collect();
+            if cut.len() < one.len() {
+                format!("{cut}…")
+            } else {
+                cut
+            }
+        } else {
+            r.text.clone()
+        };
+        for line in text.lines() {
+            println!("    {}", sanitize(line));
+        }
+    }
+    Ok(Found::Yes)
+}

@@ -1,0 +1,151 @@
+//! `recall status`: the store, the last sweep, what is due, and coverage.
+
+use super::timefmt::minute_opt;
+use super::{Context, Found, Globals};
+use crate::index::Phase;
+use crate::store::generations;
+use clap::Args;
+use recall_core::response::Coverage;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// `recall status` options.
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// Print JSON (the fields of `/api/index/status`, plus store details).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The status report.
+#[derive(Debug, Serialize)]
+pub struct Status {
+    /// Always true for the CLI.
+    pub enabled: bool,
+    /// `idle` before the first backfill, `degraded` when a root cannot be listed, else `current`.
+    pub phase: Phase,
+    /// Source files covered by the manifest.
+    pub files_indexed: u64,
+    /// Source files that changed since the last sweep.
+    pub files_due: u64,
+    /// Always 0 here (no sweep runs in `status`).
+    pub files_failed: u64,
+    /// Roots that exist but cannot be listed.
+    pub degraded_roots: Vec<String>,
+    /// When the last sweep finished.
+    pub last_sweep_ms: Option<i64>,
+    /// Manifest revision.
+    pub revision: u64,
+    /// Store id.
+    pub store_id: String,
+    /// Per-source coverage.
+    pub coverage: BTreeMap<String, Coverage>,
+    /// The store folder.
+    pub store_dir: String,
+    /// Sessions in the manifest.
+    pub sessions: usize,
+    /// Generation files on disk.
+    pub generations: usize,
+    /// Their bytes.
+    pub generation_bytes: u64,
+    /// The first backfill finished.
+    pub backfilled: bool,
+    /// Parser version of the manifest.
+    pub parser_version: u32,
+}
+
+/// Runs `recall status`.
+pub fn run(g: &Globals, a: StatusArgs) -> anyhow::Result<Found> {
+    let ctx = Context::new(g)?;
+    let m = ctx.store.current()?;
+    let st = ctx.store.indexer_state()?;
+    let plan = ctx.indexer.plan()?;
+    let degraded_roots = crate::index::plan::degraded_roots(&ctx.indexer.options().roots);
+    let names = generations::list(ctx.store.generations_dir())?;
+    let generation_bytes = names
+        .iter()
+        .filter_map(|n| ctx.store.generation_path(n))
+        .filter_map(|p| std::fs::metadata(p).ok())
+        .map(|m| m.len())
+        .sum();
+    let phase = if !st.backfilled {
+        Phase::Idle
+    } else if !degraded_roots.is_empty() {
+        Phase::Degraded
+    } else {
+        Phase::Current
+    };
+    let s = Status {
+        enabled: true,
+        phase,
+        files_indexed: m.sessions.values().map(|e| e.files.len() as u64).sum(),
+        files_due: plan.files_due(),
+        files_failed: 0,
+        degraded_roots,
+        last_sweep_ms: (st.last_sweep_ms > 0).then_some(st.last_sweep_ms),
+        revision: m.revision,
+        store_id: m.store_id.clone(),
+        coverage: recall_core::search::coverage(&m),
+        store_dir: ctx.store.dir().display().to_string(),
+        sessions: m.sessions.len(),
+        generations: names.len(),
+        generation_bytes,
+        backfilled: st.backfilled,
+        parser_version: m.parser_version,
+    };
+    if a.json {
+        println!("{}", serde_json::to_string(&s)?);
+        return Ok(Found::Yes);
+    }
+    println!("store       {}", s.store_dir);
+    println!(
+        "store id    {}  revision {}  parser {}",
+        if s.store_id.is_empty() {
+            "-"
+        } else {
+            &s.store_id
+        },
+        s.revision,
+        s.parser_version
+    );
+    println!(
+        "sessions    {}  ({} generation files, {:.1} MB)",
+        s.sessions,
+        s.generations,
+        s.generation_bytes as f64 / 1e6
+    );
+    for (src, c) in &s.coverage {
+        if c.sessions == 0 {
+            continue;
+        }
+        println!(
+            "  {:<12} {:>6}  {} → {}{}",
+            src,
+            c.sessions,
+            minute_opt(c.oldest_ts_ms),
+            minute_opt(c.newest_ts_ms),
+            if c.source_gone > 0 {
+                format!("  ({} source gone)", c.source_gone)
+            } else {
+                String::new()
+            }
+        );
+    }
+    println!(
+        "last sweep  {}{}",
+        minute_opt(s.last_sweep_ms),
+        if s.backfilled {
+            ""
+        } else {
+            "  (no full backfill yet)"
+        }
+    );
+    println!(
+        "files       {} indexed, {} changed since",
+        s.files_indexed, s.files_due
+    );
+    for r in &s.degraded_roots {
+        println!("degraded    {r}");
+    }
+    Ok(Found::Yes)
+}
