@@ -8,6 +8,7 @@
 pub mod claude;
 pub mod codex;
 pub mod common;
+pub mod draft;
 pub mod intendant;
 pub mod kimi;
 pub mod lenient;

@@ -1,14 +1,443 @@
-//! Extractor for pi transcripts (DESIGN.md §5). Not implemented yet.
+//! Extractor for pi coding agent sessions (DESIGN.md §5 "pi", FORMATS.md §4):
+//! `<sessions>/<encoded cwd>/<ts>_<uuid>.jsonl`, one file per session.
+//!
+//! Line 1 is the `session` header (`id`, `cwd`, `parentSession` ⇒ parent,
+//! relation fork; v1's `branchedFrom` is read the same way). `message`
+//! entries give user prose (string or text parts, minus a leading
+//! `<skill …>…</skill>` / `<file name=…>…</file>` block), assistant prose
+//! (`text` parts concatenated with no separator) and tool rows (assistant
+//! `toolCall` parts, `toolResult` and `bashExecution` messages); thinking,
+//! summaries and custom entries are not indexed. Entries form a tree by
+//! `id`/`parentId`: the active branch is the `parentId` walk from the last
+//! entry with an id, and records off it get one `record_ids` mark (reason
+//! `branch`). Version 1 files have no ids: file order, all active.
 
-use super::{ExtractError, Extracted, SessionSource};
-use std::path::Path;
+use super::common::for_each_line;
+use super::draft::{
+    assemble, blank, mtime_ms, num_ts_ms, sniff_type, tool_call_text, Draft, Header, Loc,
+    TextOrParts,
+};
+use super::{Diagnostics, ExtractError, Extracted, SessionSource};
+use recall_core::model::{session_key, Mark, Parent, Relation, Role, Source};
+use serde::Deserialize;
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
+use std::fs;
+use std::path::{Path, PathBuf};
 
-/// Finds this source's sessions under `root`.
-pub fn discover(_root: &Path) -> Vec<SessionSource> {
-    Vec::new()
+/// Finds every `*/*.jsonl` under the pi `sessions/` directory.
+pub fn discover(root: &Path) -> Vec<SessionSource> {
+    let Ok(rd) = fs::read_dir(root) else {
+        return Vec::new();
+    };
+    let mut dirs: Vec<PathBuf> = rd
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    let mut out = Vec::new();
+    for dir in dirs {
+        let Ok(rd) = fs::read_dir(&dir) else { continue };
+        let mut files: Vec<PathBuf> = rd
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "jsonl") && p.is_file())
+            .collect();
+        files.sort();
+        out.extend(files.into_iter().map(|f| SessionSource {
+            source: Source::Pi,
+            unit: f.to_string_lossy().into_owned(),
+            files: vec![f],
+            context: serde_json::Value::Null,
+        }));
+    }
+    out
 }
 
-/// Extracts one session.
-pub fn extract(_src: &SessionSource) -> Result<Option<Extracted>, ExtractError> {
-    Ok(None)
+/// Extracts one pi session file.
+pub fn extract(src: &SessionSource) -> Result<Option<Extracted>, ExtractError> {
+    let Some(path) = src.files.first() else {
+        return Ok(None);
+    };
+    let mut diag = Diagnostics::default();
+    let mut s = State::default();
+    let mut bad = 0u64;
+    for_each_line(path, 0, 0, &mut diag, |line| {
+        if !s.line(line.bytes, line.no) && !blank(&String::from_utf8_lossy(line.bytes)) {
+            bad += 1;
+        }
+    })
+    .map_err(|source| ExtractError::Io {
+        path: path.clone(),
+        source,
+    })?;
+    diag.bad_lines += bad;
+
+    let marks = s.branch_mark();
+    let Some(session_id) =
+        s.id.clone()
+            .filter(|id| !id.is_empty())
+            .or_else(|| id_from_file_name(path))
+    else {
+        return Ok(None);
+    };
+    let path_str = path.to_string_lossy().into_owned();
+    let header = Header {
+        source: Source::Pi,
+        session_id,
+        title: s.title.take(),
+        cwd: s.cwd.take(),
+        branch: None,
+        parent: s
+            .parent
+            .take()
+            .and_then(|p| parent_id(&p))
+            .map(|id| Parent {
+                key: session_key(Source::Pi, &id),
+                relation: Relation::Fork,
+            }),
+        resume: Some(format!("pi --session {}", shell_quote(&path_str))),
+        paths: vec![path_str],
+    };
+    Ok(assemble(header, s.drafts, marks, diag, mtime_ms(path)))
+}
+
+/// Streaming state of one file.
+#[derive(Default)]
+struct State {
+    id: Option<String>,
+    cwd: Option<String>,
+    parent: Option<String>,
+    title: Option<String>,
+    drafts: Vec<Draft>,
+    /// `id → parentId` of every entry that has an id.
+    tree: HashMap<String, Option<String>>,
+    /// The last entry that has an id: the active leaf.
+    leaf: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Entry<'a> {
+    #[serde(rename = "type", borrow, default)]
+    ty: Cow<'a, str>,
+    #[serde(borrow, default)]
+    id: Option<Cow<'a, str>>,
+    #[serde(rename = "parentId", borrow, default)]
+    parent_id: Option<Cow<'a, str>>,
+    #[serde(default)]
+    timestamp: Option<serde_json::Value>,
+    #[serde(borrow, default)]
+    message: Option<Message<'a>>,
+    // header
+    #[serde(default)]
+    cwd: Option<String>,
+    #[serde(rename = "parentSession", default)]
+    parent_session: Option<String>,
+    #[serde(rename = "branchedFrom", default)]
+    branched_from: Option<String>,
+    // session_info
+    #[serde(default)]
+    name: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Message<'a> {
+    #[serde(borrow, default)]
+    role: Cow<'a, str>,
+    #[serde(borrow, default)]
+    content: Option<TextOrParts<'a>>,
+    #[serde(default)]
+    timestamp: Option<serde_json::Value>,
+    #[serde(borrow, default)]
+    command: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    output: Option<Cow<'a, str>>,
+}
+
+/// Just the tree links of an entry that is never indexed.
+#[derive(Deserialize)]
+struct Link<'a> {
+    #[serde(borrow, default)]
+    id: Option<Cow<'a, str>>,
+    #[serde(rename = "parentId", borrow, default)]
+    parent_id: Option<Cow<'a, str>>,
+}
+
+impl State {
+    /// Handles one line; false when it was not valid JSON.
+    fn line(&mut self, bytes: &[u8], no: u64) -> bool {
+        let indexed = match sniff_type(bytes) {
+            Some(t) => matches!(t, b"session" | b"message" | b"session_info"),
+            None => true,
+        };
+        if !indexed {
+            return match serde_json::from_slice::<Link>(bytes) {
+                Ok(l) => {
+                    self.link(l.id, l.parent_id);
+                    true
+                }
+                Err(_) => false,
+            };
+        }
+        let Ok(e) = serde_json::from_slice::<Entry>(bytes) else {
+            return false;
+        };
+        match e.ty.as_ref() {
+            "session" => {
+                if self.id.is_none() {
+                    self.id = e.id.map(Cow::into_owned);
+                    self.cwd = e.cwd.filter(|c| !c.is_empty());
+                    self.parent = e
+                        .parent_session
+                        .or(e.branched_from)
+                        .filter(|p| !p.is_empty());
+                }
+                return true;
+            }
+            "session_info" => {
+                if let Some(name) = e.name.filter(|n| !n.trim().is_empty()) {
+                    self.title = Some(name);
+                }
+            }
+            "message" => {
+                if let Some(m) = e.message {
+                    let ts = m
+                        .timestamp
+                        .as_ref()
+                        .and_then(value_ts)
+                        .or_else(|| e.timestamp.as_ref().and_then(value_ts));
+                    self.message(m, ts, e.id.as_deref(), no);
+                }
+            }
+            _ => {}
+        }
+        self.link(e.id, e.parent_id);
+        true
+    }
+
+    fn link(&mut self, id: Option<Cow<str>>, parent: Option<Cow<str>>) {
+        if let Some(id) = id.filter(|i| !i.is_empty()) {
+            self.tree.insert(
+                id.to_string(),
+                parent.map(Cow::into_owned).filter(|p| !p.is_empty()),
+            );
+            self.leaf = Some(id.into_owned());
+        }
+    }
+
+    fn message(&mut self, m: Message, ts: Option<i64>, id: Option<&str>, no: u64) {
+        let loc = |key: Option<&str>| match key {
+            Some(k) if !k.is_empty() => Loc::MessageId(k.to_string()),
+            _ => Loc::Event(no),
+        };
+        let item = id.filter(|i| !i.is_empty()).map(str::to_string);
+        let push = |drafts: &mut Vec<Draft>, role, text: String, loc: Loc| {
+            let mut d = Draft::new(role, ts, text, loc);
+            d.item_id = item.clone();
+            drafts.push(d);
+        };
+        match m.role.as_ref() {
+            "user" => {
+                let raw = m.content.map(|c| c.text("")).unwrap_or_default();
+                let text = match strip_leading_blocks(&raw) {
+                    Some(rest) => rest.to_string(),
+                    None => raw,
+                };
+                if !blank(&text) {
+                    push(&mut self.drafts, Role::User, text, loc(id));
+                }
+            }
+            "assistant" => {
+                let Some(c) = m.content else { return };
+                let text = c.text("");
+                if !blank(&text) {
+                    push(&mut self.drafts, Role::Assistant, text, loc(id));
+                }
+                for p in c.parts.iter().filter(|p| p.ty == "toolCall") {
+                    let row = tool_call_text(p.name.as_deref().unwrap_or(""), p.arguments.as_ref());
+                    let l = match (&p.id, id) {
+                        (Some(call), _) if !call.is_empty() => Loc::MessageId(call.to_string()),
+                        _ => Loc::Event(no),
+                    };
+                    push(&mut self.drafts, Role::Tool, row, l);
+                }
+            }
+            "toolResult" => {
+                let text = m.content.map(|c| c.text("\n")).unwrap_or_default();
+                if !text.is_empty() {
+                    push(&mut self.drafts, Role::Tool, text, loc(id));
+                }
+            }
+            "bashExecution" => {
+                let mut text = m.command.map(Cow::into_owned).unwrap_or_default();
+                if let Some(out) = m.output.filter(|o| !o.is_empty()) {
+                    text.push('\n');
+                    text.push_str(&out);
+                }
+                if !text.is_empty() {
+                    push(&mut self.drafts, Role::Tool, text, loc(id));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// One `record_ids` mark over the records whose entry is off the active
+    /// branch; nothing when the file has no ids or the walk from the leaf
+    /// hits an id the file does not contain.
+    fn branch_mark(&self) -> Vec<Mark> {
+        let Some(leaf) = &self.leaf else {
+            return Vec::new();
+        };
+        let mut path: HashSet<&str> = HashSet::new();
+        let mut cur = Some(leaf.as_str());
+        while let Some(id) = cur {
+            if !path.insert(id) {
+                break; // a cycle: the path so far is all there is
+            }
+            match self.tree.get(id) {
+                Some(parent) => cur = parent.as_deref(),
+                None => return Vec::new(),
+            }
+        }
+        let mut ids: Vec<String> = Vec::new();
+        for d in &self.drafts {
+            if let Some(id) = &d.item_id {
+                if !path.contains(id.as_str()) && ids.last() != Some(id) {
+                    ids.push(id.clone());
+                }
+            }
+        }
+        if ids.is_empty() {
+            return Vec::new();
+        }
+        vec![Mark::RecordIds {
+            at: self.drafts.len() as u64,
+            ids,
+            reason: "branch".into(),
+        }]
+    }
+}
+
+/// A timestamp that is an ISO string or an epoch number.
+fn value_ts(v: &serde_json::Value) -> Option<i64> {
+    match v {
+        serde_json::Value::String(s) => super::common::iso_ms(s),
+        serde_json::Value::Number(n) => n.as_f64().and_then(num_ts_ms),
+        _ => None,
+    }
+}
+
+/// The user text after leading `<skill …>…</skill>` and `<file name=…>…</file>`
+/// blocks, trimmed; `None` when the text does not start with such a block.
+fn strip_leading_blocks(text: &str) -> Option<&str> {
+    let mut rest = text;
+    let mut stripped = false;
+    loop {
+        let t = rest.trim_start();
+        let close = if t.starts_with("<skill ") || t.starts_with("<skill>") {
+            "</skill>"
+        } else if t.starts_with("<file name=") {
+            "</file>"
+        } else {
+            break;
+        };
+        match t.find(close) {
+            Some(i) => {
+                rest = &t[i + close.len()..];
+                stripped = true;
+            }
+            None => break,
+        }
+    }
+    stripped.then(|| rest.trim())
+}
+
+/// A session id from `<ts>_<id>.jsonl` (the part after the last `_`).
+fn id_from_file_name(path: &Path) -> Option<String> {
+    let stem = path.file_stem()?.to_str()?;
+    let id = stem.rsplit_once('_').map_or(stem, |(_, id)| id);
+    (!id.is_empty()).then(|| id.to_string())
+}
+
+/// The parent's session id from `parentSession`/`branchedFrom`: the id in
+/// the parent file's name, else the parent file's header `id` when the file
+/// is readable, else the value itself when it is not a path.
+fn parent_id(parent: &str) -> Option<String> {
+    let p = Path::new(parent);
+    let is_path = parent.ends_with(".jsonl") || parent.contains('/') || parent.contains('\\');
+    if !is_path {
+        return Some(parent.to_string());
+    }
+    if let Some(stem) = p.file_stem().and_then(|s| s.to_str()) {
+        if let Some((_, id)) = stem.rsplit_once('_') {
+            if !id.is_empty() {
+                return Some(id.to_string());
+            }
+        }
+    }
+    let mut diag = Diagnostics::default();
+    let mut id = None;
+    let _ = for_each_line(p, 0, 0, &mut diag, |line| {
+        if id.is_none() && line.no == 1 {
+            if let Ok(e) = serde_json::from_slice::<Link>(line.bytes) {
+                id = e.id.map(Cow::into_owned);
+            }
+        }
+    });
+    id.or_else(|| p.file_stem().and_then(|s| s.to_str()).map(str::to_string))
+}
+
+/// `s` quoted for a POSIX shell when it holds anything but safe characters.
+fn shell_quote(s: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "/._-:+=@%,".contains(c);
+    if !s.is_empty() && s.chars().all(safe) {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strips_one_or_more_leading_blocks() {
+        assert_eq!(
+            strip_leading_blocks("<skill name=\"x\" location=\"/s\">\n# x\n</skill>\n\nDo it"),
+            Some("Do it")
+        );
+        assert_eq!(
+            strip_leading_blocks(
+                "<file name=\"a.rs\">\nfn a() {}\n</file>\n<file name=\"b\">b</file>\n ok "
+            ),
+            Some("ok")
+        );
+        assert_eq!(strip_leading_blocks("see <file name=\"a\">x</file>"), None);
+        assert_eq!(
+            strip_leading_blocks("<skill name=\"x\"> never closed"),
+            None
+        );
+    }
+
+    #[test]
+    fn parent_ids_from_paths() {
+        assert_eq!(
+            parent_id(
+                "/Users/x/.pi/agent/sessions/--a--/2025-12-09T00-52-54-397Z_d97339c6-6c10.jsonl"
+            )
+            .as_deref(),
+            Some("d97339c6-6c10")
+        );
+        assert_eq!(parent_id("019e963d").as_deref(), Some("019e963d"));
+    }
+
+    #[test]
+    fn quotes_paths_for_the_shell() {
+        assert_eq!(shell_quote("/a/b_c.jsonl"), "/a/b_c.jsonl");
+        assert_eq!(shell_quote("/a/Side Projects/x"), "'/a/Side Projects/x'");
+        assert_eq!(shell_quote("it's"), "'it'\\''s'");
+    }
 }

@@ -1,19 +1,241 @@
-//! Extractor for Kimi Code and legacy kimi-cli transcripts (DESIGN.md §5). Not implemented yet.
+//! Kimi extractors (DESIGN.md §5 "kimi"): Kimi Code session directories
+//! ([`code`]) and legacy kimi-cli sessions ([`legacy`]). This module finds the
+//! sessions; the submodules read them.
+
+pub mod code;
+pub mod legacy;
 
 use super::{ExtractError, Extracted, SessionSource};
-use std::path::Path;
+use recall_core::model::Source;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
 
-/// Finds Kimi Code sessions under `KIMI_CODE_HOME`.
-pub fn discover_code(_root: &Path) -> Vec<SessionSource> {
-    Vec::new()
+/// Context key telling which of the two layouts a unit uses.
+const FLAVOR: &str = "flavor";
+
+/// Finds Kimi Code sessions under `KIMI_CODE_HOME`: every
+/// `sessions/*/<sid>/` with `agents/main/wire.jsonl`, listed by
+/// `session_index.jsonl` (whose `sessionDir` is a path on the original
+/// machine, so sessions are located by id under `root`). Session
+/// directories on disk that the index does not list are found too.
+pub fn discover_code(root: &Path) -> Vec<SessionSource> {
+    let index = read_index(&root.join("session_index.jsonl"));
+    let mut out = Vec::new();
+    for wd in sorted_dirs(&root.join("sessions")) {
+        for dir in sorted_dirs(&wd) {
+            let main = dir.join("agents").join("main").join("wire.jsonl");
+            if !main.is_file() {
+                continue;
+            }
+            let sid = file_name(&dir);
+            let mut files = vec![main];
+            let state = dir.join("state.json");
+            if state.is_file() {
+                files.push(state);
+            }
+            for agent in sorted_dirs(&dir.join("agents")) {
+                let wire = agent.join("wire.jsonl");
+                if file_name(&agent) != "main" && wire.is_file() {
+                    files.push(wire);
+                }
+            }
+            let work_dir = index.get(&sid).cloned();
+            out.push(SessionSource {
+                source: Source::Kimi,
+                unit: dir.to_string_lossy().into_owned(),
+                files,
+                context: serde_json::json!({ FLAVOR: "code", "work_dir": work_dir }),
+            });
+        }
+    }
+    out
 }
 
-/// Finds legacy kimi-cli sessions under `KIMI_SHARE_DIR`.
-pub fn discover_legacy(_root: &Path) -> Vec<SessionSource> {
-    Vec::new()
+/// Finds legacy kimi-cli sessions under `KIMI_SHARE_DIR`:
+/// `sessions/<md5(cwd)>/<uuid>/wire.jsonl` plus `subagents/<id>/wire.jsonl`;
+/// the cwd comes from `kimi.json` `work_dirs` (the only map from the hashed
+/// directory name back to a path).
+pub fn discover_legacy(root: &Path) -> Vec<SessionSource> {
+    let cwds = legacy_work_dirs(&root.join("kimi.json"));
+    let mut out = Vec::new();
+    for wd in sorted_dirs(&root.join("sessions")) {
+        let cwd = cwds.get(&file_name(&wd)).cloned();
+        for dir in sorted_dirs(&wd) {
+            let main = dir.join("wire.jsonl");
+            if !main.is_file() {
+                continue;
+            }
+            let mut files = vec![main];
+            let state = dir.join("state.json");
+            if state.is_file() {
+                files.push(state);
+            }
+            for sub in sorted_dirs(&dir.join("subagents")) {
+                let wire = sub.join("wire.jsonl");
+                if wire.is_file() {
+                    files.push(wire);
+                }
+            }
+            out.push(SessionSource {
+                source: Source::Kimi,
+                unit: dir.to_string_lossy().into_owned(),
+                files,
+                context: serde_json::json!({ FLAVOR: "legacy", "cwd": cwd }),
+            });
+        }
+    }
+    out
 }
 
-/// Extracts one session.
-pub fn extract(_src: &SessionSource) -> Result<Option<Extracted>, ExtractError> {
-    Ok(None)
+/// Extracts one Kimi session of either layout.
+pub fn extract(src: &SessionSource) -> Result<Option<Extracted>, ExtractError> {
+    let legacy = match src.context.get(FLAVOR).and_then(|v| v.as_str()) {
+        Some(flavor) => flavor == "legacy",
+        None => !src
+            .files
+            .first()
+            .is_some_and(|f| f.ends_with("agents/main/wire.jsonl")),
+    };
+    if legacy {
+        legacy::extract(src)
+    } else {
+        code::extract(src)
+    }
+}
+
+/// `sessionId → workDir` from `session_index.jsonl` (last line wins).
+fn read_index(path: &Path) -> BTreeMap<String, String> {
+    #[derive(Deserialize)]
+    struct Entry {
+        #[serde(rename = "sessionId")]
+        session_id: Option<String>,
+        #[serde(rename = "workDir")]
+        work_dir: Option<String>,
+    }
+    let mut map = BTreeMap::new();
+    let mut diag = super::Diagnostics::default();
+    let _ = super::common::for_each_line(path, 0, 0, &mut diag, |line| {
+        if let Ok(Entry {
+            session_id: Some(sid),
+            work_dir: Some(wd),
+        }) = serde_json::from_slice::<Entry>(line.bytes)
+        {
+            map.insert(sid, wd);
+        }
+    });
+    map
+}
+
+/// Hashed directory name (`<md5>` or `<kaos>_<md5>`) → work dir path, from
+/// kimi-cli's `kimi.json`.
+fn legacy_work_dirs(path: &Path) -> BTreeMap<String, String> {
+    #[derive(Deserialize)]
+    struct Config {
+        #[serde(default)]
+        work_dirs: Vec<WorkDir>,
+    }
+    #[derive(Deserialize)]
+    struct WorkDir {
+        path: Option<String>,
+        kaos: Option<String>,
+    }
+    let mut map = BTreeMap::new();
+    let Ok(bytes) = super::common::read_small(path, 16 << 20) else {
+        return map;
+    };
+    let Ok(cfg) = serde_json::from_slice::<Config>(&bytes) else {
+        return map;
+    };
+    for wd in cfg.work_dirs {
+        let Some(p) = wd.path else { continue };
+        let hash = md5_hex(p.as_bytes());
+        if let Some(kaos) = wd.kaos.filter(|k| !k.is_empty()) {
+            map.insert(format!("{kaos}_{hash}"), p.clone());
+        }
+        map.insert(hash, p);
+    }
+    map
+}
+
+/// MD5 (RFC 1321) as lowercase hex: kimi-cli names a work dir's session
+/// folder by it. Only used to match directory names, never for security.
+fn md5_hex(bytes: &[u8]) -> String {
+    const S: [u32; 16] = [7, 12, 17, 22, 5, 9, 14, 20, 4, 11, 16, 23, 6, 10, 15, 21];
+    let k: Vec<u32> = (0..64)
+        .map(|i| ((i as f64 + 1.0).sin().abs() * 4_294_967_296.0) as u32)
+        .collect();
+    let mut msg = bytes.to_vec();
+    let bit_len = (bytes.len() as u64).wrapping_mul(8);
+    msg.push(0x80);
+    while msg.len() % 64 != 56 {
+        msg.push(0);
+    }
+    msg.extend_from_slice(&bit_len.to_le_bytes());
+    let mut h: [u32; 4] = [0x6745_2301, 0xefcd_ab89, 0x98ba_dcfe, 0x1032_5476];
+    for chunk in msg.chunks_exact(64) {
+        let m: Vec<u32> = chunk
+            .chunks_exact(4)
+            .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+            .collect();
+        let [mut a, mut b, mut c, mut d] = h;
+        for i in 0..64 {
+            let (f, g) = match i / 16 {
+                0 => ((b & c) | (!b & d), i),
+                1 => ((d & b) | (!d & c), (5 * i + 1) % 16),
+                2 => (b ^ c ^ d, (3 * i + 5) % 16),
+                _ => (c ^ (b | !d), (7 * i) % 16),
+            };
+            let rot = a.wrapping_add(f).wrapping_add(k[i]).wrapping_add(m[g]);
+            a = d;
+            d = c;
+            c = b;
+            b = b.wrapping_add(rot.rotate_left(S[(i / 16) * 4 + i % 4]));
+        }
+        h = [
+            h[0].wrapping_add(a),
+            h[1].wrapping_add(b),
+            h[2].wrapping_add(c),
+            h[3].wrapping_add(d),
+        ];
+    }
+    h.iter()
+        .flat_map(|w| w.to_le_bytes())
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Subdirectories of `dir`, sorted by name; unreadable entries (including
+/// symlink loops) are skipped.
+fn sorted_dirs(dir: &Path) -> Vec<PathBuf> {
+    let Ok(rd) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut v: Vec<PathBuf> = rd
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    v.sort();
+    v
+}
+
+fn file_name(p: &Path) -> String {
+    p.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn md5_matches_kimi_cli_directory_names() {
+        assert_eq!(md5_hex(b""), "d41d8cd98f00b204e9800998ecf8427e");
+        assert_eq!(md5_hex(b"/tmp/work"), "a70cd606fdf06596dff816f4b9b8bc27");
+        let long = "/home/mara/Documents/Side Projects/ray tracer/".repeat(3);
+        assert_eq!(md5_hex(long.as_bytes()), "e4a530eab41ec21001e9c2aadcd133f7");
+    }
 }

@@ -1,0 +1,511 @@
+//! Record drafts: what an extractor collects while it streams a session,
+//! before caps, content hashes and timestamp filling turn it into final
+//! [`MessageRecord`]s and a [`SessionMeta`] summary (DESIGN.md §2).
+//!
+//! Drafts keep the full, uncapped text so that `content_hash16` is always of
+//! the whole text, and so that records assembled from several lines (Kimi
+//! `content.part`s of one step) can grow before they are finished.
+
+use super::common::{cap_prose, cap_tool, content_hash16, title_from};
+use super::{Diagnostics, Extracted};
+use recall_core::model::{Locator, Mark, MessageRecord, Parent, Role, SessionMeta, Source};
+use serde::de::{self, Deserializer, SeqAccess, Visitor};
+use serde::Deserialize;
+use std::borrow::Cow;
+use std::fmt;
+
+/// How a draft will be located once its text is final.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Loc {
+    /// `native_event{line_no, content_hash16}`.
+    Event(u64),
+    /// `native_message_id{message_id}`.
+    MessageId(String),
+    /// `native_sidecar_span{file, offset, len, content_hash16}`.
+    Sidecar {
+        /// Sidecar path relative to the session directory.
+        file: String,
+        /// Byte offset of the span.
+        offset: u64,
+        /// Byte length of the span.
+        len: u64,
+    },
+}
+
+/// One record in the making.
+#[derive(Clone, Debug)]
+pub struct Draft {
+    /// Who said it.
+    pub role: Role,
+    /// Epoch ms, `None` when the source line had no usable timestamp.
+    pub ts: Option<i64>,
+    /// Full, uncapped text.
+    pub text: String,
+    /// Where it lives.
+    pub loc: Loc,
+    /// Native message seq.
+    pub seq: Option<u64>,
+    /// Id used by `record_ids` marks.
+    pub item_id: Option<String>,
+    /// Indexed under a parent session.
+    pub subagent: bool,
+}
+
+impl Draft {
+    /// A draft with no seq, item id or subagent flag.
+    pub fn new(role: Role, ts: Option<i64>, text: String, loc: Loc) -> Draft {
+        Draft {
+            role,
+            ts,
+            text,
+            loc,
+            seq: None,
+            item_id: None,
+            subagent: false,
+        }
+    }
+
+    /// True for user and assistant drafts.
+    pub fn is_prose(&self) -> bool {
+        self.role != Role::Tool
+    }
+}
+
+/// Timestamps, counts and title of a finished session.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// Oldest user/assistant ts (all records when there is no prose).
+    pub created_ms: Option<i64>,
+    /// Newest user/assistant ts (all records when there is no prose).
+    pub updated_ms: Option<i64>,
+    /// Number of user+assistant records.
+    pub messages: u64,
+    /// Title from the first non-subagent user prose (collapsed, ≤ 80 chars).
+    pub first_prompt_title: Option<String>,
+}
+
+/// Finishes drafts: fills unknown timestamps, caps text, mints locators.
+///
+/// A draft without a timestamp takes the last known timestamp before it in
+/// source order (the first known one after it when none precedes it, and
+/// `fallback_ts` when the session has none at all); `ts_ms` is never 0.
+pub fn finish(drafts: Vec<Draft>, fallback_ts: i64) -> (Vec<MessageRecord>, Summary) {
+    let first_known = drafts.iter().find_map(|d| d.ts.filter(|&t| t != 0));
+    let mut last = first_known.unwrap_or(if fallback_ts > 0 { fallback_ts } else { 1 });
+    let mut summary = Summary::default();
+    let (mut pmin, mut pmax, mut amin, mut amax) = (None, None, None, None);
+    let mut records = Vec::with_capacity(drafts.len());
+    let mut sub_title = None;
+    for d in drafts {
+        let ts = match d.ts {
+            Some(t) if t != 0 => {
+                last = t;
+                t
+            }
+            _ => last,
+        };
+        amin = Some(amin.map_or(ts, |m: i64| m.min(ts)));
+        amax = Some(amax.map_or(ts, |m: i64| m.max(ts)));
+        if d.is_prose() {
+            summary.messages += 1;
+            pmin = Some(pmin.map_or(ts, |m: i64| m.min(ts)));
+            pmax = Some(pmax.map_or(ts, |m: i64| m.max(ts)));
+            if d.role == Role::User && !d.subagent && summary.first_prompt_title.is_none() {
+                summary.first_prompt_title = title_from(&d.text);
+            }
+            if d.role == Role::User && sub_title.is_none() {
+                sub_title = title_from(&d.text);
+            }
+        }
+        let locator = match d.loc {
+            Loc::Event(line_no) => Locator::NativeEvent {
+                line_no,
+                content_hash16: content_hash16(&d.text),
+            },
+            Loc::MessageId(message_id) => Locator::NativeMessageId { message_id },
+            Loc::Sidecar { file, offset, len } => Locator::NativeSidecarSpan {
+                file,
+                offset,
+                len,
+                content_hash16: content_hash16(&d.text),
+            },
+        };
+        let (text, truncated) = if d.role != Role::Tool {
+            cap_owned(d.text, cap_prose)
+        } else {
+            cap_owned(d.text, cap_tool)
+        };
+        records.push(MessageRecord {
+            role: d.role,
+            ts_ms: ts,
+            text,
+            truncated,
+            locator,
+            seq: d.seq,
+            turn: None,
+            item_id: d.item_id,
+            subagent: d.subagent,
+            generation: 0,
+        });
+    }
+    summary.created_ms = pmin.or(amin);
+    summary.updated_ms = pmax.or(amax);
+    if summary.first_prompt_title.is_none() {
+        summary.first_prompt_title = sub_title;
+    }
+    (records, summary)
+}
+
+/// Session fields an extractor knows besides its records.
+#[derive(Clone, Debug)]
+pub struct Header {
+    /// The agent.
+    pub source: Source,
+    /// The source's session id.
+    pub session_id: String,
+    /// The source's own title (`None` ⇒ the first user prose).
+    pub title: Option<String>,
+    /// Working directory.
+    pub cwd: Option<String>,
+    /// Git branch.
+    pub branch: Option<String>,
+    /// Parent session.
+    pub parent: Option<Parent>,
+    /// Resume command.
+    pub resume: Option<String>,
+    /// Source files.
+    pub paths: Vec<String>,
+}
+
+/// Finishes a session: records from drafts ([`finish`]) and the meta from
+/// `header` plus the records' timestamps and counts. `None` when there is
+/// not a single record.
+pub fn assemble(
+    header: Header,
+    drafts: Vec<Draft>,
+    marks: Vec<Mark>,
+    diagnostics: Diagnostics,
+    fallback_ts: i64,
+) -> Option<Extracted> {
+    if drafts.is_empty() {
+        return None;
+    }
+    let (records, summary) = finish(drafts, fallback_ts);
+    let title = header
+        .title
+        .as_deref()
+        .and_then(title_from)
+        .or(summary.first_prompt_title);
+    Some(Extracted {
+        meta: SessionMeta {
+            source: header.source,
+            session_id: header.session_id,
+            title,
+            cwd: header.cwd,
+            branch: header.branch,
+            created_ms: summary.created_ms,
+            updated_ms: summary.updated_ms,
+            messages: summary.messages,
+            parent: header.parent,
+            resume: header.resume,
+            paths: header.paths,
+        },
+        records,
+        marks,
+        diagnostics,
+    })
+}
+
+/// A file's modification time in epoch ms (0 when unknown): the timestamp
+/// of last resort for a session whose lines carry none.
+pub fn mtime_ms(path: &std::path::Path) -> i64 {
+    std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .and_then(|d| i64::try_from(d.as_millis()).ok())
+        .unwrap_or(0)
+}
+
+/// Epoch ms from a JSON number that may be seconds (kimi-cli floats) or ms.
+pub fn num_ts_ms(n: f64) -> Option<i64> {
+    if !n.is_finite() || n <= 0.0 {
+        return None;
+    }
+    let ms = if n < 1e11 { n * 1000.0 } else { n };
+    (ms < 9.0e15).then_some(ms as i64)
+}
+
+/// Applies a cap without copying text that already fits.
+fn cap_owned(text: String, cap: fn(&str) -> (String, bool)) -> (String, bool) {
+    let (capped, cut) = cap(&text);
+    if cut {
+        (capped, true)
+    } else {
+        (text, false)
+    }
+}
+
+/// The text of `content` that is either a JSON string or an array of parts
+/// (`{"type":"text","text":…}` and others), parsed without buffering.
+#[derive(Debug, Default)]
+pub struct TextOrParts<'a> {
+    /// Whole string content, when the value was a string.
+    pub string: Option<Cow<'a, str>>,
+    /// Parts, when the value was an array.
+    pub parts: Vec<Part<'a>>,
+}
+
+impl<'a> TextOrParts<'a> {
+    /// Text of the string or of the `text` parts, joined with `sep`.
+    pub fn text(&self, sep: &str) -> String {
+        if let Some(s) = &self.string {
+            return s.to_string();
+        }
+        let mut out = String::new();
+        let mut first = true;
+        for p in self.parts.iter().filter(|p| p.ty == "text") {
+            if let Some(t) = &p.text {
+                if !first {
+                    out.push_str(sep);
+                }
+                out.push_str(t);
+                first = false;
+            }
+        }
+        out
+    }
+}
+
+/// One content part. Fields a part kind does not use stay `None`.
+#[derive(Debug, Deserialize)]
+pub struct Part<'a> {
+    /// `text`, `think`, `thinking`, `toolCall`, `image`, …
+    #[serde(rename = "type", borrow, default)]
+    pub ty: Cow<'a, str>,
+    /// Text of a `text` part.
+    #[serde(borrow, default)]
+    pub text: Option<Cow<'a, str>>,
+    /// Id of a tool call part.
+    #[serde(borrow, default)]
+    pub id: Option<Cow<'a, str>>,
+    /// Tool name of a tool call part.
+    #[serde(borrow, default)]
+    pub name: Option<Cow<'a, str>>,
+    /// Arguments of a tool call part.
+    #[serde(default)]
+    pub arguments: Option<serde_json::Value>,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for TextOrParts<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = TextOrParts<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string or an array of content parts")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(TextOrParts {
+                    string: Some(Cow::Borrowed(v)),
+                    parts: Vec::new(),
+                })
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(TextOrParts {
+                    string: Some(Cow::Owned(v.to_string())),
+                    parts: Vec::new(),
+                })
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+                Ok(TextOrParts {
+                    string: Some(Cow::Owned(v)),
+                    parts: Vec::new(),
+                })
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(TextOrParts::default())
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let mut parts = Vec::new();
+                while let Some(p) = seq.next_element::<PartOrOther<'a>>()? {
+                    if let PartOrOther::Part(p) = p {
+                        parts.push(p);
+                    }
+                }
+                Ok(TextOrParts {
+                    string: None,
+                    parts,
+                })
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
+}
+
+/// An array element that may not be an object (kept lenient: a stray string
+/// or number in a parts array is ignored rather than failing the line).
+enum PartOrOther<'a> {
+    Part(Part<'a>),
+    Other,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for PartOrOther<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = PartOrOther<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a content part")
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                Part::deserialize(de::value::MapAccessDeserializer::new(map)).map(PartOrOther::Part)
+            }
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(PartOrOther::Other)
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(PartOrOther::Other)
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(PartOrOther::Other)
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(PartOrOther::Other)
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(PartOrOther::Other)
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(PartOrOther::Other)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                while seq.next_element::<de::IgnoredAny>()?.is_some() {}
+                Ok(PartOrOther::Other)
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
+}
+
+/// The value of the first `"type"` key of a JSON line, read without parsing
+/// the line (`None` when the line does not look like that). Lets extractors
+/// skip lines whose kind they never index before paying for a full parse.
+pub fn sniff_type(line: &[u8]) -> Option<&[u8]> {
+    sniff_key(line, b"\"type\"")
+}
+
+/// The string value of the first occurrence of `quoted_key` (with its
+/// quotes, e.g. `b"\"event\""`) in a JSON line, read without parsing.
+pub fn sniff_key<'l>(line: &'l [u8], quoted_key: &[u8]) -> Option<&'l [u8]> {
+    let at = memchr::memmem::find(line, quoted_key)? + quoted_key.len();
+    let rest = line.get(at..)?;
+    let rest = skip_ws(rest);
+    let rest = skip_ws(rest.strip_prefix(b":")?);
+    let rest = rest.strip_prefix(b"\"")?;
+    let end = memchr::memchr2(b'"', b'\\', rest)?;
+    (rest[end] == b'"').then(|| &rest[..end])
+}
+
+fn skip_ws(mut b: &[u8]) -> &[u8] {
+    while let [c, tail @ ..] = b {
+        if c.is_ascii_whitespace() {
+            b = tail;
+        } else {
+            break;
+        }
+    }
+    b
+}
+
+/// A tool call row: `name` then the arguments (compact JSON, or the raw
+/// string when the source stores them as a string).
+pub fn tool_call_text(name: &str, args: Option<&serde_json::Value>) -> String {
+    let args = match args {
+        None | Some(serde_json::Value::Null) => String::new(),
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(v) => v.to_string(),
+    };
+    match (name.is_empty(), args.is_empty()) {
+        (_, true) => name.to_string(),
+        (true, false) => args,
+        (false, false) => format!("{name} {args}"),
+    }
+}
+
+/// A tool output value as text: a string as is, text parts joined with
+/// `\n`, anything else as compact JSON.
+pub fn value_text(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::Null => String::new(),
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Array(items) => {
+            let texts: Vec<&str> = items
+                .iter()
+                .filter_map(|p| match p {
+                    serde_json::Value::String(s) => Some(s.as_str()),
+                    serde_json::Value::Object(o) => o.get("text").and_then(|t| t.as_str()),
+                    _ => None,
+                })
+                .collect();
+            if texts.is_empty() && !items.is_empty() {
+                v.to_string()
+            } else {
+                texts.join("\n")
+            }
+        }
+        other => other.to_string(),
+    }
+}
+
+/// True when `text` is empty or only whitespace.
+pub fn blank(text: &str) -> bool {
+    text.trim().is_empty()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sniffs_first_type() {
+        assert_eq!(
+            sniff_type(br#"{"type":"turn.prompt","x":1}"#),
+            Some(&b"turn.prompt"[..])
+        );
+        assert_eq!(
+            sniff_type(br#"{"timestamp": 1.5, "message": {"type": "TurnBegin"}}"#),
+            Some(&b"TurnBegin"[..])
+        );
+        assert_eq!(sniff_type(b"<<<<<<< HEAD"), None);
+        assert_eq!(sniff_type(br#"{"type":"a\"b"}"#), None);
+    }
+
+    #[test]
+    fn text_or_parts_reads_both_shapes() {
+        let s: TextOrParts = serde_json::from_str(r#""hi""#).unwrap();
+        assert_eq!(s.text(""), "hi");
+        let p: TextOrParts = serde_json::from_str(
+            r#"[{"type":"text","text":"a"},{"type":"image"},3,{"type":"text","text":"b"}]"#,
+        )
+        .unwrap();
+        assert_eq!(p.text("\n"), "a\nb");
+    }
+
+    #[test]
+    fn unknown_ts_takes_last_known_and_is_never_zero() {
+        let d = |ts| Draft::new(Role::User, ts, "x".into(), Loc::Event(1));
+        let (r, s) = finish(
+            vec![d(None), d(Some(5)), d(None), d(Some(0)), d(Some(9))],
+            77,
+        );
+        let ts: Vec<i64> = r.iter().map(|r| r.ts_ms).collect();
+        assert_eq!(ts, vec![5, 5, 5, 5, 9]);
+        assert_eq!(
+            (s.created_ms, s.updated_ms, s.messages),
+            (Some(5), Some(9), 5)
+        );
+        let (r, _) = finish(vec![d(None)], 0);
+        assert_eq!(r[0].ts_ms, 1);
+    }
+}
