@@ -1,0 +1,66 @@
+//! Renders a search response: sessions grouped with their hits, highlighted
+//! snippets, badges, the "more" button and, when nothing matches, what is
+//! indexed (coverage). All transcript text is set as text.
+
+import { h } from './dom.js';
+import { snippetNode } from './highlight.js';
+import { when, day, sessionBadges, recordBadges } from './format.js';
+
+/**
+ * One session card. `onOpen(session, hit|null)` opens the session (at the
+ * hit when given).
+ */
+export function sessionCard(s, onOpen) {
+  const hits = (s.hits || []).map((hit, i) =>
+    h('li', {
+      class: 'hit',
+      tabIndex: 0,
+      dataset: { key: s.session_key, hit: String(i) },
+      onclick: () => onOpen(s, hit),
+      onkeydown: (e) => {
+        if (e.key === 'Enter') onOpen(s, hit);
+      },
+    },
+    h('div', { class: 'hit-meta' }, ...recordBadges(hit), h('time', {}, when(hit.ts_ms))),
+    snippetNode(hit.snippet, hit.snippet_offset_bytes, hit.ranges)),
+  );
+  const more = s.total_hits > hits.length ? h('div', { class: 'more-hits' }, `${s.total_hits - hits.length} more in this session`) : null;
+  return h('article', { class: 'session-card', dataset: { key: s.session_key } },
+    h('header', {},
+      h('button', { class: 'title link', type: 'button', onclick: () => onOpen(s, null) }, s.title || s.session_id),
+      ...sessionBadges(s),
+      h('span', { class: 'count' }, `${s.total_hits} ${s.total_hits === 1 ? 'hit' : 'hits'}`),
+    ),
+    h('div', { class: 'session-meta' },
+      s.cwd ? h('span', { class: 'cwd' }, s.cwd) : null,
+      s.branch ? h('span', { class: 'branch' }, s.branch) : null,
+      h('time', {}, when(s.best_ts_ms)),
+    ),
+    h('ol', { class: 'hits' }, ...hits),
+    more,
+  );
+}
+
+/** The "what is indexed" lines shown when nothing matches. */
+export function coverageNode(coverage) {
+  const rows = Object.entries(coverage || {});
+  if (!rows.length) return h('p', { class: 'coverage' }, 'Nothing is indexed yet.');
+  return h('div', { class: 'coverage' },
+    h('p', {}, 'Indexed:'),
+    h('ul', {}, ...rows.map(([src, c]) =>
+      h('li', {},
+        h('strong', {}, src), ` — ${c.sessions} ${c.sessions === 1 ? 'session' : 'sessions'}`,
+        c.oldest_ts_ms ? `, ${day(c.oldest_ts_ms)} to ${day(c.newest_ts_ms)}` : '',
+        c.source_gone ? ` (${c.source_gone} with source files gone)` : '',
+        ...(c.legacy || []).map((note) => h('div', { class: 'legacy' }, note)),
+      ))),
+  );
+}
+
+/** A status line for a response (`building`, `partial`). */
+export function stateNote(res) {
+  if (res.state === 'building') return 'The first indexing pass is still running: results so far.';
+  if (res.state === 'partial' && res.partial_reason === 'timeout') return 'The search ran out of time; showing what was found.';
+  if (res.state === 'partial') return 'Showing part of the results; load more to continue.';
+  return '';
+}
