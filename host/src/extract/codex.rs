@@ -1,14 +1,160 @@
-//! Extractor for codex transcripts (DESIGN.md §5). Not implemented yet.
+//! Codex CLI extractor (DESIGN.md §5, FORMATS.md §2).
+//!
+//! Root = `CODEX_HOME`. Sessions are rollout files under `sessions/**` and
+//! `archived_sessions/**`, plain `.jsonl` or zstd `.jsonl.zst` (a plain twin
+//! wins). Titles come from `session_index.jsonl` (last entry per id wins),
+//! read once at discovery and handed to each unit in its `context`.
+//!
+//! One rollout file is one session, whose identity is its first
+//! `session_meta` id (bare era: line 1 `id`). Lines after that
+//! `session_meta` stamped earlier than it are the replayed history of the
+//! parent thread (forks and subagents) and are skipped.
 
-use super::{ExtractError, Extracted, SessionSource};
-use std::path::Path;
+mod line;
+mod session;
 
-/// Finds this source's sessions under `root`.
-pub fn discover(_root: &Path) -> Vec<SessionSource> {
-    Vec::new()
+use super::common::{for_each_line_in, walk_files};
+use super::{Diagnostics, ExtractError, Extracted, SessionSource};
+use recall_core::model::Source;
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+
+/// How deep `sessions/` is searched (`YYYY/MM/DD/` plus slack).
+const WALK_DEPTH: usize = 8;
+/// Largest `session_index.jsonl` read at discovery.
+const INDEX_MAX_BYTES: u64 = 64 << 20;
+
+/// Finds the rollout files under `CODEX_HOME` = `root`.
+pub fn discover(root: &Path) -> Vec<SessionSource> {
+    let titles = read_session_index(&root.join("session_index.jsonl"));
+    let is_rollout = |n: &str| n.ends_with(".jsonl") || n.ends_with(".jsonl.zst");
+    let mut files = walk_files(&root.join("sessions"), WALK_DEPTH, &is_rollout);
+    files.extend(walk_files(
+        &root.join("archived_sessions"),
+        WALK_DEPTH,
+        &is_rollout,
+    ));
+    let plain: std::collections::HashSet<PathBuf> = files
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .cloned()
+        .collect();
+    files
+        .into_iter()
+        .filter(|p| !(is_zst(p) && plain.contains(&p.with_extension(""))))
+        .map(|path| {
+            let context = id_in_name(&path)
+                .and_then(|id| titles.get(id).map(|t| (id.to_string(), t.clone())))
+                .map(|(id, t)| serde_json::json!({ "session_index": { id: t } }))
+                .unwrap_or(serde_json::Value::Null);
+            SessionSource {
+                source: Source::Codex,
+                unit: path.to_string_lossy().into_owned(),
+                files: vec![path],
+                context,
+            }
+        })
+        .collect()
 }
 
-/// Extracts one session.
-pub fn extract(_src: &SessionSource) -> Result<Option<Extracted>, ExtractError> {
-    Ok(None)
+fn is_zst(p: &Path) -> bool {
+    p.extension().is_some_and(|e| e == "zst")
+}
+
+/// The uuid at the end of a rollout file name (`rollout-…-<uuid>.jsonl`),
+/// used only to pick the `session_index` entry handed to the extractor,
+/// which checks it against the real identity.
+fn id_in_name(p: &Path) -> Option<&str> {
+    let name = p.file_name()?.to_str()?;
+    let stem = name
+        .strip_suffix(".zst")
+        .unwrap_or(name)
+        .strip_suffix(".jsonl")?;
+    let id = stem.get(stem.len().checked_sub(36)?..)?;
+    (id.bytes().filter(|&b| b == b'-').count() == 4).then_some(id)
+}
+
+/// `session_index.jsonl`: id → `thread_name`, the last entry per id winning.
+fn read_session_index(path: &Path) -> HashMap<String, String> {
+    #[derive(serde::Deserialize)]
+    struct Entry {
+        id: Option<String>,
+        thread_name: Option<String>,
+    }
+    let mut out = HashMap::new();
+    let Ok(f) = File::open(path) else { return out };
+    let reader = BufReader::new(std::io::Read::take(f, INDEX_MAX_BYTES));
+    for line in reader.split(b'\n').map_while(Result::ok) {
+        if let Ok(Entry {
+            id: Some(id),
+            thread_name: Some(name),
+        }) = serde_json::from_slice(&line)
+        {
+            if !name.trim().is_empty() {
+                out.insert(id, name);
+            }
+        }
+    }
+    out
+}
+
+/// Extracts one rollout file.
+pub fn extract(src: &SessionSource) -> Result<Option<Extracted>, ExtractError> {
+    let Some(path) = src.files.first() else {
+        return Ok(None);
+    };
+    let io_err = |e| ExtractError::Io {
+        path: path.clone(),
+        source: e,
+    };
+    let file = File::open(path).map_err(io_err)?;
+    if file.metadata().map_err(io_err)?.is_dir() {
+        return Err(io_err(std::io::Error::other("is a directory")));
+    }
+    let mut diag = Diagnostics::default();
+    let mut s = session::Session::default();
+    let mut f = |l: super::common::Line<'_>| s.line(l.no, l.bytes);
+    if is_zst(path) {
+        let decoder = zstd::stream::read::Decoder::new(file).map_err(io_err)?;
+        for_each_line_in(
+            BufReader::with_capacity(256 << 10, decoder),
+            0,
+            0,
+            &mut diag,
+            &mut f,
+        )
+    } else {
+        for_each_line_in(
+            BufReader::with_capacity(256 << 10, file),
+            0,
+            0,
+            &mut diag,
+            &mut f,
+        )
+    }
+    .map_err(io_err)?;
+    let index_title = |id: &str| {
+        src.context
+            .get("session_index")
+            .and_then(|m| m.get(id))
+            .and_then(|t| t.as_str())
+            .map(str::to_string)
+    };
+    Ok(s.finish(path, index_title, diag))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn id_from_rollout_names() {
+        let p = Path::new(
+            "/x/rollout-2026-01-02T03-04-05-11111111-1111-4111-8111-111111111111.jsonl.zst",
+        );
+        assert_eq!(id_in_name(p), Some("11111111-1111-4111-8111-111111111111"));
+        assert_eq!(id_in_name(Path::new("/x/short.jsonl")), None);
+    }
 }
