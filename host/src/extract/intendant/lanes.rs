@@ -116,13 +116,14 @@ impl Legacy {
     }
 
     /// Closes a legacy-only log: when no `session_started` task was seen,
-    /// `session_meta.json`'s `task` is the first user record (line 0).
-    pub fn finish(self, meta_task: Option<&str>) -> Vec<Draft> {
+    /// `session_meta.json`'s `task` is the first user record (line 0),
+    /// dated `created_ms`.
+    pub fn finish(self, meta_task: Option<&str>, created_ms: Option<i64>) -> Vec<Draft> {
         let task = (!self.saw_task)
             .then_some(meta_task)
             .flatten()
             .filter(|t| !blank(t))
-            .map(|t| Draft::new(Role::User, None, t.to_string(), Loc::Event(0)));
+            .map(|t| Draft::new(Role::User, created_ms, t.to_string(), Loc::Event(0)));
         task.into_iter()
             .chain(self.slots.into_iter().flatten())
             .collect()

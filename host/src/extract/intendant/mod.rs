@@ -209,7 +209,10 @@ pub fn extract(src: &SessionSource) -> Result<Option<Extracted>, ExtractError> {
     }
 
     let mut drafts = match run.era {
-        Era::Undecided => run.legacy.finish(meta.task.as_deref()),
+        Era::Undecided => run.legacy.finish(
+            meta.task.as_deref(),
+            meta.created_at.as_deref().and_then(super::common::iso_ms),
+        ),
         Era::Mixed(legacy) => legacy,
         Era::New => Vec::new(),
     };
