@@ -1,0 +1,206 @@
+//! The incremental store as a user sees it through the `recall` binary:
+//! appends, rewrites, deletions, a corrupt manifest, and cursors that
+//! survive publishes.
+
+mod store_support;
+
+use recall_core::Response;
+use std::fs::{self, OpenOptions};
+use std::io::Write;
+use store_support::*;
+
+fn search(home: &std::path::Path, args: &[&str], code: i32) -> Response {
+    let mut a = vec!["search", "--json"];
+    a.extend_from_slice(args);
+    let out = run_ok(home, &a, code);
+    serde_json::from_str(&out).expect("response JSON")
+}
+
+#[test]
+fn appended_line_is_found_by_the_next_search() {
+    let home = temp_dir("append");
+    let f = add_fixture(&home, "pi-alpha.jsonl");
+    run_ok(&home, &["index"], 0);
+    search(&home, &["capybara"], 1);
+    let mut w = OpenOptions::new().append(true).open(&f).unwrap();
+    w.write_all(
+        pi_message(
+            "a0000005",
+            Some("a0000004"),
+            "user",
+            "Now port it to the capybara runtime.",
+            1_790_845_300_000,
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    drop(w);
+    // No explicit index: the query-time refresh picks the line up.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let r = search(&home, &["capybara"], 0);
+    assert_eq!(r.sessions.len(), 1);
+    assert_eq!(
+        r.sessions[0].hits[0].snippet,
+        "Now port it to the capybara runtime."
+    );
+    // The earlier records are still there, and the generation did not move.
+    let m = manifest(&home).unwrap();
+    let e = &m.sessions["pi:0a1fa001-0000-7000-8000-000000000001"];
+    assert_eq!(e.meta.messages, 5);
+    assert!(e.files.iter().all(|c| c.generation == 0));
+}
+
+#[test]
+fn unchanged_files_are_not_reextracted() {
+    let home = temp_dir("unchanged");
+    add_fixture(&home, "pi-alpha.jsonl");
+    add_fixture(&home, "pi-beta.jsonl");
+    let first: serde_json::Value =
+        serde_json::from_str(&run_ok(&home, &["index", "--json"], 0)).unwrap();
+    assert_eq!(first["new_sessions"], 2);
+    let rev = manifest(&home).unwrap().revision;
+    let again: serde_json::Value =
+        serde_json::from_str(&run_ok(&home, &["index", "--json"], 0)).unwrap();
+    assert_eq!(again["extracted"], 0);
+    assert_eq!(again["unchanged"], 2);
+    assert_eq!(again["files_read"], 0);
+    assert_eq!(
+        manifest(&home).unwrap().revision,
+        rev,
+        "a sweep with no change writes nothing"
+    );
+}
+
+#[test]
+fn rewritten_file_bumps_generation_and_old_text_stays_superseded() {
+    let home = temp_dir("rewrite");
+    let f = add_fixture(&home, "pi-beta.jsonl");
+    run_ok(&home, &["index"], 0);
+    // The agent rewrites the file in place: same session, the plan changed.
+    let text = fs::read_to_string(&f).unwrap().replace(
+        "Step one of the marmoset migration: copy billing rows in batches of 500.",
+        "Step one: snapshot the billing tables, then migrate with the axolotl tool.",
+    );
+    fs::write(&f, text).unwrap();
+    run_ok(&home, &["index"], 0);
+
+    let m = manifest(&home).unwrap();
+    let e = &m.sessions["pi:0b2fb002-0000-7000-8000-000000000002"];
+    assert!(e.files.iter().all(|c| c.generation == 1), "{:?}", e.files);
+    let new = search(&home, &["axolotl"], 0);
+    assert!(!new.sessions[0].hits[0].superseded);
+    let old = search(&home, &["batches of 500"], 0);
+    assert_eq!(old.sessions.len(), 1);
+    assert!(old.sessions[0].hits[0].superseded, "old text is superseded");
+    search(
+        &home,
+        &["batches of 500", "--include-superseded", "false"],
+        1,
+    );
+    // The unchanged user message is not duplicated.
+    assert_eq!(search(&home, &["marmoset"], 0).sessions[0].total_hits, 2);
+}
+
+#[test]
+fn deleted_file_leaves_session_source_gone() {
+    let home = temp_dir("gone");
+    let f = add_fixture(&home, "pi-gamma.jsonl");
+    add_fixture(&home, "pi-alpha.jsonl");
+    run_ok(&home, &["index"], 0);
+    fs::remove_file(&f).unwrap();
+    run_ok(&home, &["index"], 0);
+    let m = manifest(&home).unwrap();
+    assert!(m.sessions["pi:0c3fc003-0000-7000-8000-000000000003"].source_gone);
+    assert!(!m.sessions["pi:0a1fa001-0000-7000-8000-000000000001"].source_gone);
+    let r = search(&home, &["pangolin"], 0);
+    assert!(r.sessions[0].source_gone);
+    assert_eq!(r.coverage["pi"].source_gone, 1);
+}
+
+#[test]
+fn corrupt_manifest_is_quarantined_and_rebuilt() {
+    let home = temp_dir("corrupt");
+    add_fixture(&home, "pi-alpha.jsonl");
+    add_fixture(&home, "pi-beta.jsonl");
+    run_ok(&home, &["index"], 0);
+    let before = manifest(&home).unwrap();
+    let dir = store_dir(&home);
+    fs::write(
+        dir.join("manifest.json"),
+        b"{\"schema\":1,\"sessions\":{tor",
+    )
+    .unwrap();
+    let out = run(&home, &["index"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("manifest.corrupt-"));
+    let quarantined: Vec<_> = fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.starts_with("manifest.corrupt-"))
+        .collect();
+    assert_eq!(quarantined.len(), 1);
+    let after = check_store(&home).unwrap().unwrap();
+    assert_ne!(
+        after.store_id, before.store_id,
+        "a rebuilt store has a new id"
+    );
+    let keys = |m: &recall_core::Manifest| m.sessions.keys().cloned().collect::<Vec<_>>();
+    assert_eq!(keys(&after), keys(&before));
+    search(&home, &["marmoset"], 0);
+}
+
+#[test]
+fn cursor_minted_before_a_publish_still_pages() {
+    let home = temp_dir("cursor");
+    for f in ["pi-alpha.jsonl", "pi-beta.jsonl", "pi-gamma.jsonl"] {
+        add_fixture(&home, f);
+    }
+    run_ok(&home, &["index"], 0);
+    let p1 = search(&home, &["zebrafinch", "--limit", "1"], 0);
+    assert_eq!(
+        p1.sessions[0].session_key,
+        "pi:0c3fc003-0000-7000-8000-000000000003"
+    );
+    let cursor = p1.cursor.clone().expect("a second page");
+    // A new session is published: the manifest moves on.
+    let f = add_fixture(&home, "pi-gamma.jsonl");
+    fs::rename(&f, f.with_file_name("pi-delta.jsonl")).unwrap();
+    let text = fs::read_to_string(f.with_file_name("pi-delta.jsonl"))
+        .unwrap()
+        .replace("0c3fc003", "0d4fd004");
+    fs::write(f.with_file_name("pi-delta.jsonl"), text).unwrap();
+    run_ok(&home, &["index"], 0);
+    assert!(manifest(&home).unwrap().revision > p1.revision);
+
+    let p2 = search(
+        &home,
+        &["zebrafinch", "--limit", "1", "--cursor", &cursor],
+        0,
+    );
+    assert_eq!(
+        p2.revision, p1.revision,
+        "page 2 is served from the snapshot"
+    );
+    assert_eq!(
+        p2.sessions[0].session_key,
+        "pi:0a1fa001-0000-7000-8000-000000000001"
+    );
+    assert!(p2.cursor.is_none());
+
+    // Clearing the store expires every cursor (410 cursor_expired).
+    run_ok(&home, &["clear"], 0);
+    let out = run_ok(
+        &home,
+        &[
+            "search",
+            "--json",
+            "--no-refresh",
+            "zebrafinch",
+            "--cursor",
+            &cursor,
+        ],
+        2,
+    );
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["error"], "cursor_expired");
+}
