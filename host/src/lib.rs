@@ -3,6 +3,8 @@
 pub mod arena;
 pub mod catalog;
 pub mod cli;
+pub mod demo;
 pub mod extract;
+pub mod http;
 pub mod index;
 pub mod store;

@@ -8,9 +8,12 @@ mod bar;
 mod bench;
 mod clear;
 mod context;
+mod demo;
+mod export;
 mod index;
 mod render;
 mod search;
+mod serve;
 mod sessions;
 mod show;
 mod status;
@@ -64,6 +67,12 @@ pub enum Command {
     Status(status::StatusArgs),
     /// Empty the store (a new store id expires every cursor).
     Clear(clear::ClearArgs),
+    /// Index continuously and serve search, sessions and shards over HTTP (127.0.0.1:7979).
+    Serve(serve::ServeArgs),
+    /// Write a small bundled demo home and serve it.
+    Demo(demo::DemoArgs),
+    /// Write a session's source files (and its descendants') to a ZIP.
+    Export(export::ExportArgs),
     /// Time a fixed query mix against a warm arena (benchmarks).
     #[command(hide = true)]
     BenchSearch(bench::BenchArgs),
@@ -112,6 +121,9 @@ pub fn run(cli: Cli) -> anyhow::Result<Found> {
         Command::Show(a) => show::run(g, a),
         Command::Status(a) => status::run(g, a),
         Command::Clear(a) => clear::run(g, a),
+        Command::Serve(a) => serve::run(g, a),
+        Command::Demo(a) => demo::run(g, a),
+        Command::Export(a) => export::run(g, a),
         Command::BenchSearch(a) => bench::run(g, a),
     }
 }

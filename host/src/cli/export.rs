@@ -1,0 +1,49 @@
+//! `recall export <key> -o FILE.zip`: the same ZIP as
+//! `GET /api/session/{key}/export` — the session's source files and its
+//! descendants', plus `recall-export.json`.
+
+use super::{Context, Found, Globals};
+use crate::http::export::{self, ExportError};
+use anyhow::{bail, Context as _};
+use clap::Args;
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::PathBuf;
+
+/// Flags of `recall export`.
+#[derive(Clone, Debug, Args)]
+pub struct ExportArgs {
+    /// The session key (`<source>:<session_id>`).
+    pub key: String,
+    /// Where to write the ZIP.
+    #[arg(short = 'o', long = "output", value_name = "FILE.zip")]
+    pub output: PathBuf,
+}
+
+/// Runs `recall export`.
+pub fn run(g: &Globals, a: ExportArgs) -> anyhow::Result<Found> {
+    let ctx = Context::new(g)?;
+    ctx.refresh();
+    let manifest = ctx.store.current()?;
+    let plan = match export::plan(&manifest, &a.key, ctx.now_ms) {
+        Ok(p) => p,
+        Err(ExportError::NotFound) => bail!("session_not_found: no session {:?}", a.key),
+        Err(e) => return Err(e.into()),
+    };
+    let tmp = a.output.with_extension("zip.partial");
+    let file = File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
+    let written = export::write_zip(&plan, BufWriter::new(file));
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e).context("export failed");
+    }
+    std::fs::rename(&tmp, &a.output)
+        .with_context(|| format!("cannot write {}", a.output.display()))?;
+    eprintln!(
+        "recall: exported {} file(s) of {} to {}",
+        plan.files.len(),
+        a.key,
+        a.output.display()
+    );
+    Ok(Found::Yes)
+}

@@ -1,0 +1,116 @@
+//! `recall serve`: the indexer (backfill, then a sweep every 30 s) and the
+//! HTTP server (DESIGN.md §7) until Ctrl-C.
+
+use super::{Context, Found, Globals};
+use crate::arena::{Arena, DEFAULT_ARENA_BYTES};
+use crate::catalog::StoreCatalog;
+use crate::extract::{self, Roots};
+use crate::http::{Security, ServeOptions, Server, StoreBackend};
+use crate::index::{IndexOptions, Indexer};
+use crate::store::Store;
+use anyhow::Context as _;
+use clap::Args;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Flags of `recall serve` (and `recall demo`).
+#[derive(Clone, Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on. A non-loopback address requires --token.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:7979")]
+    pub bind: SocketAddr,
+    /// Also accept requests whose Host header names HOST (repeatable); loopback names always pass.
+    #[arg(long = "allow-host", value_name = "HOST")]
+    pub allow_host: Vec<String>,
+    /// Require `Authorization: Bearer TOKEN` on every /api/ request.
+    #[arg(long, value_name = "TOKEN")]
+    pub token: Option<String>,
+    /// Seconds between index sweeps.
+    #[arg(long, value_name = "SECS", default_value_t = 30)]
+    pub sweep_interval: u64,
+    /// Serve the store as it is: no backfill, no sweeps.
+    #[arg(long)]
+    pub no_index: bool,
+}
+
+impl ServeArgs {
+    fn options(&self) -> ServeOptions {
+        ServeOptions {
+            bind: self.bind,
+            security: Security {
+                allow_hosts: self.allow_host.clone(),
+                token: self.token.clone(),
+            },
+            index: !self.no_index,
+            sweep_every: Duration::from_secs(self.sweep_interval.max(1)),
+            refresh_after: super::context::REFRESH_AFTER,
+            stop_on_ctrl_c: true,
+        }
+    }
+}
+
+/// Runs `recall serve`.
+pub fn run(g: &Globals, a: ServeArgs) -> anyhow::Result<Found> {
+    let ctx = Context::new(g)?;
+    let opts = ctx.indexer.options().clone();
+    if extract::discover(&opts.roots).is_empty() && ctx.store.current()?.sessions.is_empty() {
+        eprintln!(
+            "recall: no agent transcripts found under {} (Claude Code, Codex, Kimi, Pi, Intendant).\n\
+             recall: serving anyway; sessions appear as agents write them. To look around first, run `recall demo`.",
+            ctx.home.display()
+        );
+    }
+    serve(ctx.store.clone(), opts, &a)
+}
+
+/// Serves `store`, indexed with `opts`, until Ctrl-C.
+pub fn serve(store: Arc<Store>, opts: IndexOptions, a: &ServeArgs) -> anyhow::Result<Found> {
+    init_logging();
+    let indexer = Arc::new(Indexer::new(store.clone(), opts));
+    let catalog = StoreCatalog::new(store.clone(), Arc::new(Arena::new(DEFAULT_ARENA_BYTES)));
+    let backend = Arc::new(StoreBackend::new(indexer, catalog, !a.no_index));
+    let server = Server::start(backend, a.options())?;
+    eprintln!(
+        "recall: serving http://{} (store {}{})",
+        server.addr(),
+        store.dir().display(),
+        if a.no_index {
+            String::new()
+        } else {
+            format!(", sweeping every {} s", a.sweep_interval.max(1))
+        }
+    );
+    server.wait();
+    Ok(Found::Yes)
+}
+
+/// Opens the store of `home` ignoring the environment (the demo's own home).
+pub fn open_home_store(home: &Path, g: &Globals) -> anyhow::Result<(Arc<Store>, IndexOptions)> {
+    let dir = crate::store::store_dir(&home.join(".recall"));
+    let store = Arc::new(
+        Store::open(&dir).with_context(|| format!("cannot open the store at {}", dir.display()))?,
+    );
+    let mut opts = IndexOptions::new(Roots::resolve(home, |_| None));
+    opts.retention_days = g.retention_days;
+    opts.now_ms = g.now;
+    Ok((store, opts))
+}
+
+/// Logs to stderr: warnings by default, `RECALL_LOG=info|debug|trace` for
+/// more (the access log is at `debug`; it never contains query strings).
+fn init_logging() {
+    let level = match std::env::var("RECALL_LOG").ok().as_deref() {
+        Some("trace") => tracing::Level::TRACE,
+        Some("debug") => tracing::Level::DEBUG,
+        Some("info") => tracing::Level::INFO,
+        Some("error") => tracing::Level::ERROR,
+        _ => tracing::Level::WARN,
+    };
+    let _ = tracing_subscriber::fmt()
+        .with_max_level(level)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .try_init();
+}

@@ -1,0 +1,185 @@
+//! The bundled demo home of `recall demo`: a few coherent sessions per agent
+//! about one fictional project (`tidewatch`, a tide-prediction CLI), written
+//! in each agent's real on-disk format (see FORMATS.md) so the ordinary
+//! discovery and extractors index it. Timestamps are relative to `now` so
+//! the sessions stay inside the default retention window.
+
+mod claude;
+mod codex;
+mod intendant;
+mod kimi;
+mod pi;
+
+use serde_json::Value;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// The project's working directory inside the transcripts.
+pub const CWD: &str = "/home/demo/code/tidewatch";
+
+/// What [`write`] produced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Written {
+    /// Files written.
+    pub files: usize,
+    /// Sessions (children included).
+    pub sessions: usize,
+}
+
+/// Writes the demo home under `dir` (replacing an earlier demo's agent
+/// folders, never touching anything else), with timestamps ending shortly
+/// before the wall clock.
+pub fn write(dir: &Path) -> io::Result<Written> {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64);
+    write_at(dir, now)
+}
+
+/// [`write`] with a fixed clock (reproducible output).
+pub fn write_at(dir: &Path, now_ms: i64) -> io::Result<Written> {
+    let mut home = Home {
+        dir: dir.to_path_buf(),
+        files: 0,
+        sessions: 0,
+    };
+    for agent in [".claude", ".codex", ".kimi-code", ".pi", ".intendant"] {
+        let p = dir.join(agent);
+        if p.is_dir() {
+            fs::remove_dir_all(&p)?;
+        }
+    }
+    // Day offsets keep every agent's sessions apart in time; the story runs
+    // over the last nine days.
+    let day = 86_400_000;
+    let start = now_ms - now_ms % 60_000 - 9 * day;
+    claude::write(&mut home, start)?;
+    codex::write(&mut home, start + 2 * day)?;
+    kimi::write(&mut home, start + 4 * day)?;
+    pi::write(&mut home, start + 5 * day)?;
+    intendant::write(&mut home, start + 7 * day)?;
+    Ok(Written {
+        files: home.files,
+        sessions: home.sessions,
+    })
+}
+
+/// The home being written.
+pub(crate) struct Home {
+    dir: PathBuf,
+    files: usize,
+    sessions: usize,
+}
+
+impl Home {
+    /// Writes `bytes` at `rel` (creating folders).
+    fn file(&mut self, rel: &str, bytes: &[u8]) -> io::Result<PathBuf> {
+        let p = self.dir.join(rel);
+        if let Some(parent) = p.parent() {
+            fs::create_dir_all(parent)?;
+        }
+        fs::write(&p, bytes)?;
+        self.files += 1;
+        Ok(p)
+    }
+
+    /// Writes JSON lines at `rel`.
+    fn jsonl(&mut self, rel: &str, lines: &[Value]) -> io::Result<PathBuf> {
+        let mut out = String::new();
+        for l in lines {
+            out.push_str(&l.to_string());
+            out.push('\n');
+        }
+        self.file(rel, out.as_bytes())
+    }
+
+    fn session(&mut self) {
+        self.sessions += 1;
+    }
+}
+
+/// A deterministic UUID (v4 layout) derived from a label.
+pub(crate) fn uuid(label: &str) -> String {
+    let h = format!(
+        "{}{}",
+        recall_core::naming::hash16(label.as_bytes()),
+        recall_core::naming::hash16(format!("{label}#2").as_bytes())
+    );
+    format!(
+        "{}-{}-4{}-8{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[13..16],
+        &h[17..20],
+        &h[20..32]
+    )
+}
+
+/// A deterministic hex id of `n` digits.
+pub(crate) fn hex(label: &str, n: usize) -> String {
+    let mut out = String::new();
+    let mut i = 0;
+    while out.len() < n {
+        out.push_str(&recall_core::naming::hash16(
+            format!("{label}/{i}").as_bytes(),
+        ));
+        i += 1;
+    }
+    out.truncate(n);
+    out
+}
+
+/// RFC 3339 UTC with milliseconds, as the agents write it.
+pub(crate) fn iso(ms: i64) -> String {
+    let secs = ms.div_euclid(1000);
+    let millis = ms.rem_euclid(1000);
+    let days = secs.div_euclid(86_400);
+    let tod = secs.rem_euclid(86_400);
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{millis:03}Z",
+        tod / 3600,
+        tod % 3600 / 60,
+        tod % 60
+    )
+}
+
+/// `HH:MM:SS.mmm` of a UTC time (Intendant's `ts`).
+pub(crate) fn hms(ms: i64) -> String {
+    iso(ms)[11..23].to_string()
+}
+
+fn civil_from_days(z: i64) -> (i64, i64, i64) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iso_formats_utc() {
+        assert_eq!(iso(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(iso(1_793_000_000_123), "2026-10-26T07:33:20.123Z");
+        assert_eq!(hms(1_793_000_000_123), "07:33:20.123");
+    }
+
+    #[test]
+    fn ids_are_stable_and_shaped() {
+        let u = uuid("x");
+        assert_eq!(u, uuid("x"));
+        assert_eq!(u.len(), 36);
+        assert_ne!(u, uuid("y"));
+        assert_eq!(hex("x", 40).len(), 40);
+    }
+}

@@ -1,0 +1,72 @@
+//! The embedded front end: `/` (the dashboard), `/report`, `/pkg/*`.
+//!
+//! Files come from `build.rs` (the workspace folders it lists). Until the
+//! dashboard (`web/`) is embedded, `/` serves an honest placeholder page
+//! that says so and points at the API.
+
+use axum::http::{header, HeaderValue, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+
+include!(concat!(env!("OUT_DIR"), "/assets.rs"));
+
+/// The page served at `/` while no dashboard is embedded.
+const PLACEHOLDER: &str = include_str!("placeholder.html");
+
+/// Looks an embedded file up by URL path (`/` ⇒ `/index.html`, `/report` ⇒
+/// `/report.html`).
+pub fn find(path: &str) -> Option<&'static [u8]> {
+    let path = match path {
+        "/" => "/index.html",
+        "/report" => "/report.html",
+        p => p,
+    };
+    ASSETS.iter().find(|(p, _)| *p == path).map(|(_, b)| *b)
+}
+
+/// The MIME type for a file name.
+pub fn content_type(path: &str) -> &'static str {
+    let ext = path.rsplit('.').next().unwrap_or("");
+    match ext {
+        "html" => "text/html; charset=utf-8",
+        "js" | "mjs" => "text/javascript; charset=utf-8",
+        "wasm" => "application/wasm",
+        "css" => "text/css; charset=utf-8",
+        "json" | "map" => "application/json",
+        "svg" => "image/svg+xml",
+        "png" => "image/png",
+        "ico" => "image/x-icon",
+        "ts" | "txt" | "md" => "text/plain; charset=utf-8",
+        _ => "application/octet-stream",
+    }
+}
+
+/// Serves any non-API GET: an embedded file, the placeholder, or 404.
+pub async fn serve(uri: Uri) -> Response {
+    let path = uri.path();
+    let mut response = if let Some(bytes) = find(path) {
+        let name = match path {
+            "/" => "index.html",
+            "/report" => "report.html",
+            p => p,
+        };
+        let mut r = bytes.into_response();
+        if let Ok(v) = HeaderValue::from_str(content_type(name)) {
+            r.headers_mut().insert(header::CONTENT_TYPE, v);
+        }
+        r
+    } else if path == "/" || path == "/index.html" {
+        let mut r = PLACEHOLDER.into_response();
+        r.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/html; charset=utf-8"),
+        );
+        r
+    } else {
+        return (StatusCode::NOT_FOUND, "not found\n").into_response();
+    };
+    // Assets change with the binary: revalidate rather than cache for a year.
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}

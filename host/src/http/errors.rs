@@ -1,0 +1,105 @@
+//! The §7 error body `{ok:false, error, message}` and its status codes.
+//!
+//! Messages name the parameter that was wrong, never its value: query text
+//! must not leak into responses that may be logged by proxies, nor into our
+//! own logs.
+
+use super::backend::BackendError;
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use recall_core::QueryError;
+
+/// An error answered as JSON.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ApiError {
+    /// The HTTP status.
+    pub status: StatusCode,
+    /// The stable error code.
+    pub code: &'static str,
+    /// A human-readable explanation.
+    pub message: String,
+}
+
+impl ApiError {
+    /// Builds an error.
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> ApiError {
+        ApiError {
+            status,
+            code,
+            message: message.into(),
+        }
+    }
+
+    /// 400 `invalid_param`.
+    pub fn invalid(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::BAD_REQUEST, "invalid_param", message)
+    }
+
+    /// 404 `session_not_found`.
+    pub fn session_not_found() -> ApiError {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            "session_not_found",
+            "no session with this key is indexed",
+        )
+    }
+
+    /// 404 `not_found`.
+    pub fn not_found(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::NOT_FOUND, "not_found", message)
+    }
+
+    /// 429 `busy`.
+    pub fn busy() -> ApiError {
+        ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "busy",
+            "too many searches are running; retry shortly",
+        )
+    }
+
+    /// 500 `store_unavailable`.
+    pub fn store_unavailable(message: impl Into<String>) -> ApiError {
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "store_unavailable",
+            message,
+        )
+    }
+
+    /// 500 `internal` (a bug; the daemon keeps serving).
+    pub fn internal(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", message)
+    }
+
+    /// The JSON body.
+    pub fn body(&self) -> String {
+        serde_json::json!({"ok": false, "error": self.code, "message": self.message}).to_string()
+    }
+}
+
+impl From<QueryError> for ApiError {
+    fn from(e: QueryError) -> ApiError {
+        let status = StatusCode::from_u16(e.status()).unwrap_or(StatusCode::BAD_REQUEST);
+        ApiError::new(status, e.code, e.message)
+    }
+}
+
+impl From<BackendError> for ApiError {
+    fn from(e: BackendError) -> ApiError {
+        ApiError::store_unavailable(e.0)
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let mut r = (self.status, self.body()).into_response();
+        let h = r.headers_mut();
+        h.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        r
+    }
+}

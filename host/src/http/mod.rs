@@ -1,0 +1,28 @@
+//! The HTTP daemon of `recall serve` (DESIGN.md §7): an axum router over a
+//! [`Backend`], the access policy, limits, and the indexer loop that keeps
+//! the store current while the server runs.
+//!
+//! One module per concern: [`routes`] (one file per route family),
+//! [`security`] (Host allowlist, token), [`limits`] (429, sizes),
+//! [`errors`] (the §7 error body), [`logging`] (no query text, ever),
+//! [`assets`] (the embedded front end), [`locate`], [`lineage`], [`export`].
+
+pub mod assets;
+pub mod backend;
+pub mod errors;
+pub mod export;
+pub mod limits;
+pub mod lineage;
+pub mod locate;
+pub mod logging;
+pub mod mem;
+pub mod routes;
+pub mod security;
+mod server;
+pub mod store_backend;
+
+pub use backend::{Backend, BackendError, IndexStatus, Phase};
+pub use mem::MemBackend;
+pub use security::Security;
+pub use server::{router, AppState, ServeError, ServeOptions, Server};
+pub use store_backend::StoreBackend;

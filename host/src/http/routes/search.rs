@@ -1,0 +1,48 @@
+//! `GET /api/sessions/message-search` (DESIGN.md §4): at most two at a time,
+//! refreshing the index first when the last sweep is older than a second.
+
+use super::{blocking, json, pairs, respond, Pairs, NO_STORE};
+use crate::http::errors::ApiError;
+use crate::http::AppState;
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, State};
+use axum::response::Response;
+use recall_core::{search as core_search, Budgets, Request, SearchEnv};
+use std::time::Instant;
+
+/// The handler.
+pub async fn search(
+    State(st): State<AppState>,
+    q: Result<Query<Pairs>, QueryRejection>,
+) -> Response {
+    respond(run(st, q).await)
+}
+
+async fn run(st: AppState, q: Result<Query<Pairs>, QueryRejection>) -> Result<Response, ApiError> {
+    let pairs = pairs(q)?;
+    let request = Request::from_pairs(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    // Malformed requests get their 400 before taking a slot or sweeping.
+    request.parse()?;
+    let permit = st.slots.try_take()?;
+    let backend = st.backend.clone();
+    let refresh_after = st.refresh_after;
+    let body = blocking(move || {
+        let _permit = permit;
+        let started = Instant::now();
+        backend.refresh(refresh_after);
+        // A store that cannot be read is a 500, not an empty answer.
+        backend.manifest()?;
+        let clock = || started.elapsed().as_millis() as u64;
+        let env = SearchEnv {
+            catalog: backend.catalog(),
+            clock: &clock,
+            budgets: Budgets::default(),
+            building: backend.building(),
+        };
+        let mut response = core_search(&request, &env)?;
+        response.took_ms = clock();
+        serde_json::to_string(&response).map_err(|e| ApiError::internal(e.to_string()))
+    })
+    .await?;
+    Ok(json(body, NO_STORE))
+}

@@ -1,0 +1,38 @@
+//! `GET /api/index/status`: the indexer's phase and progress, with the
+//! manifest's revision, store id and per-source coverage.
+
+use super::{blocking, json, respond, NO_STORE};
+use crate::http::errors::ApiError;
+use crate::http::AppState;
+use axum::extract::State;
+use axum::response::Response;
+use recall_core::search::coverage;
+use serde_json::json;
+
+/// The handler.
+pub async fn status(State(st): State<AppState>) -> Response {
+    let backend = st.backend.clone();
+    respond(
+        blocking(move || {
+            let s = backend.status();
+            let manifest = backend.manifest()?;
+            let body = json!({
+                "ok": true,
+                "enabled": s.enabled,
+                "phase": s.phase,
+                "building": backend.building(),
+                "files_indexed": s.files_indexed,
+                "files_due": s.files_due,
+                "files_failed": s.files_failed,
+                "degraded_roots": s.degraded_roots,
+                "last_sweep_ms": s.last_sweep_ms,
+                "revision": manifest.revision,
+                "store_id": manifest.store_id,
+                "sessions": manifest.sessions.len(),
+                "coverage": coverage(&manifest),
+            });
+            Ok::<_, ApiError>(json(body.to_string(), NO_STORE))
+        })
+        .await,
+    )
+}

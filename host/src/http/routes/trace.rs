@@ -1,0 +1,33 @@
+//! `GET /api/session/{key}/trace`: the session's lineage from the `parent`
+//! links of the manifest — its ancestors (root first) and its descendant
+//! tree (subagents, forks, resumed copies, branches).
+
+use super::{blocking, json_value, respond};
+use crate::http::errors::ApiError;
+use crate::http::lineage;
+use crate::http::AppState;
+use axum::extract::{Path, State};
+use axum::response::Response;
+use serde_json::json;
+
+/// The handler.
+pub async fn trace(State(st): State<AppState>, Path(key): Path<String>) -> Response {
+    let backend = st.backend.clone();
+    respond(
+        blocking(move || {
+            let manifest = backend.manifest()?;
+            let entry = manifest
+                .sessions
+                .get(&key)
+                .ok_or_else(ApiError::session_not_found)?;
+            Ok(json_value(&json!({
+                "ok": true,
+                "revision": manifest.revision,
+                "session": lineage::summary(&key, entry),
+                "ancestors": lineage::ancestors(&manifest, &key),
+                "descendants": lineage::descendants(&manifest, &key),
+            })))
+        })
+        .await,
+    )
+}

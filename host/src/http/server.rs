@@ -1,0 +1,277 @@
+//! Builds the router, binds, runs the indexer loop and the server on their
+//! own threads, and stops both on request (or Ctrl-C).
+
+use super::backend::Backend;
+use super::errors::ApiError;
+use super::limits::{self, SearchSlots};
+use super::security::{self, Security, SecurityError};
+use super::{assets, logging, routes};
+use axum::http::{StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{middleware, Router};
+use std::any::Any;
+use std::net::SocketAddr;
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::compression::predicate::{DefaultPredicate, NotForContentType, Predicate};
+use tower_http::compression::CompressionLayer;
+
+/// Everything a handler needs.
+#[derive(Clone)]
+pub struct AppState {
+    /// The store and indexer.
+    pub backend: Arc<dyn Backend>,
+    /// Concurrent-search slots.
+    pub slots: SearchSlots,
+    /// A search first refreshes the index when the last sweep is older.
+    pub refresh_after: Duration,
+}
+
+/// How to run a server.
+#[derive(Clone, Debug)]
+pub struct ServeOptions {
+    /// Address to bind (`127.0.0.1:7979` by default; port 0 = any free port).
+    pub bind: SocketAddr,
+    /// Host allowlist and token.
+    pub security: Security,
+    /// Run the indexer loop (backfill, then a sweep every `sweep_every`).
+    pub index: bool,
+    /// Time between periodic sweeps.
+    pub sweep_every: Duration,
+    /// Query-time refresh threshold.
+    pub refresh_after: Duration,
+    /// Stop on Ctrl-C (the CLI); tests stop the server with [`Server::stop`].
+    pub stop_on_ctrl_c: bool,
+}
+
+impl Default for ServeOptions {
+    fn default() -> ServeOptions {
+        ServeOptions {
+            bind: SocketAddr::from(([127, 0, 0, 1], 7979)),
+            security: Security::default(),
+            index: true,
+            sweep_every: Duration::from_secs(30),
+            refresh_after: Duration::from_secs(1),
+            stop_on_ctrl_c: false,
+        }
+    }
+}
+
+/// Why a server did not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The access policy refuses this bind.
+    #[error(transparent)]
+    Security(#[from] SecurityError),
+    /// The address could not be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The runtime could not start.
+    #[error("cannot start the server runtime: {0}")]
+    Runtime(std::io::Error),
+}
+
+/// The router with every route and layer.
+pub fn router(state: AppState, security: Security) -> Router {
+    let compress = DefaultPredicate::new().and(NotForContentType::const_new("application/zip"));
+    Router::new()
+        .route("/api/sessions/message-search", get(routes::search::search))
+        .route("/api/sessions", get(routes::sessions::list))
+        .route("/api/session/{key}", get(routes::session::detail))
+        .route("/api/session/{key}/trace", get(routes::trace::trace))
+        .route("/api/session/{key}/export", get(routes::export::export))
+        .route("/api/index/status", get(routes::status::status))
+        .route("/api/index/manifest", get(routes::shards::manifest))
+        .route(
+            "/api/index/generations/{file}",
+            get(routes::shards::generation),
+        )
+        .fallback(fallback)
+        .method_not_allowed_fallback(method_not_allowed)
+        .with_state(state)
+        .layer(CompressionLayer::new().compress_when(compress))
+        .layer(middleware::from_fn(limits::size_limits))
+        .layer(middleware::from_fn_with_state(
+            Arc::new(security),
+            security::guard,
+        ))
+        .layer(middleware::from_fn(logging::access_log))
+        .layer(CatchPanicLayer::custom(panic_response))
+}
+
+async fn fallback(uri: Uri) -> Response {
+    if uri.path().starts_with("/api/") || uri.path() == "/api" {
+        return ApiError::not_found("no such API route").into_response();
+    }
+    assets::serve(uri).await
+}
+
+async fn method_not_allowed() -> Response {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        "only GET is supported",
+    )
+    .into_response()
+}
+
+fn panic_response(_: Box<dyn Any + Send + 'static>) -> Response {
+    tracing::error!(target: "recall::http", "a request handler panicked");
+    ApiError::internal("internal error").into_response()
+}
+
+/// A running server (and its indexer loop).
+pub struct Server {
+    addr: SocketAddr,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    stop_indexer: Option<mpsc::Sender<()>>,
+    http: Option<JoinHandle<()>>,
+    indexer: Option<JoinHandle<()>>,
+}
+
+impl Server {
+    /// Binds and starts serving `backend` on background threads.
+    pub fn start(backend: Arc<dyn Backend>, opts: ServeOptions) -> Result<Server, ServeError> {
+        opts.security.check_bind(opts.bind)?;
+        let listener =
+            std::net::TcpListener::bind(opts.bind).map_err(|source| ServeError::Bind {
+                addr: opts.bind,
+                source,
+            })?;
+        let addr = listener.local_addr().map_err(|source| ServeError::Bind {
+            addr: opts.bind,
+            source,
+        })?;
+        listener
+            .set_nonblocking(true)
+            .map_err(|source| ServeError::Bind { addr, source })?;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("recall-http")
+            .enable_all()
+            .build()
+            .map_err(ServeError::Runtime)?;
+        let state = AppState {
+            backend: backend.clone(),
+            slots: SearchSlots::default(),
+            refresh_after: opts.refresh_after,
+        };
+        let app = router(state, opts.security.clone());
+        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        let ctrl_c = opts.stop_on_ctrl_c;
+        let http = std::thread::Builder::new()
+            .name("recall-http-main".into())
+            .spawn(move || {
+                runtime.block_on(async move {
+                    let listener = match tokio::net::TcpListener::from_std(listener) {
+                        Ok(l) => l,
+                        Err(e) => {
+                            tracing::error!(target: "recall::http", error = %e, "cannot listen");
+                            return;
+                        }
+                    };
+                    let shutdown = async move {
+                        if ctrl_c {
+                            tokio::select! {
+                                _ = stop_rx => {}
+                                _ = tokio::signal::ctrl_c() => {}
+                            }
+                        } else {
+                            let _ = stop_rx.await;
+                        }
+                    };
+                    if let Err(e) = axum::serve(listener, app)
+                        .with_graceful_shutdown(shutdown)
+                        .await
+                    {
+                        tracing::error!(target: "recall::http", error = %e, "server stopped");
+                    }
+                });
+            })
+            .map_err(ServeError::Runtime)?;
+        let (indexer, stop_indexer) = if opts.index {
+            let (tx, rx) = mpsc::channel::<()>();
+            let every = opts.sweep_every;
+            let handle = std::thread::Builder::new()
+                .name("recall-indexer".into())
+                .spawn(move || indexer_loop(backend.as_ref(), every, rx))
+                .map_err(ServeError::Runtime)?;
+            (Some(handle), Some(tx))
+        } else {
+            (None, None)
+        };
+        Ok(Server {
+            addr,
+            stop: Some(stop_tx),
+            stop_indexer,
+            http: Some(http),
+            indexer,
+        })
+    }
+
+    /// The bound address (with the real port when 0 was asked).
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Waits until the server stops (Ctrl-C when `stop_on_ctrl_c`).
+    pub fn wait(mut self) {
+        if let Some(h) = self.http.take() {
+            let _ = h.join();
+        }
+        self.stop_indexer.take();
+        if let Some(h) = self.indexer.take() {
+            let _ = h.join();
+        }
+    }
+
+    /// Stops serving and the indexer loop, and waits for both.
+    pub fn stop(mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        self.stop_indexer.take();
+        self.wait_threads();
+    }
+
+    fn wait_threads(&mut self) {
+        if let Some(h) = self.http.take() {
+            let _ = h.join();
+        }
+        if let Some(h) = self.indexer.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        self.stop_indexer.take();
+        self.wait_threads();
+    }
+}
+
+/// Backfill, then a sweep every `every` until `stop` fires or is dropped.
+fn indexer_loop(backend: &dyn Backend, every: Duration, stop: mpsc::Receiver<()>) {
+    loop {
+        if let Err(e) = backend.sweep() {
+            tracing::warn!(target: "recall::index", error = %e, "sweep failed");
+        }
+        match stop.recv_timeout(every) {
+            Err(mpsc::RecvTimeoutError::Timeout) => continue,
+            _ => return,
+        }
+    }
+}

@@ -1,0 +1,113 @@
+//! The [`Backend`] of `recall serve`: the on-disk store, its shard arena and
+//! its incremental indexer.
+
+use super::backend::{Backend, BackendError, IndexStatus, Phase};
+use crate::catalog::StoreCatalog;
+use crate::index::{self, Indexer};
+use crate::store::manifest::{self, MANIFEST};
+use crate::store::StoreError;
+use recall_core::model::Manifest;
+use recall_core::Catalog;
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The store, served.
+#[derive(Debug)]
+pub struct StoreBackend {
+    indexer: Arc<Indexer>,
+    catalog: StoreCatalog,
+    indexing: bool,
+}
+
+impl StoreBackend {
+    /// Serves `catalog`'s store, kept current by `indexer` (`indexing` =
+    /// whether this server runs sweeps at all).
+    pub fn new(indexer: Arc<Indexer>, catalog: StoreCatalog, indexing: bool) -> StoreBackend {
+        StoreBackend {
+            indexer,
+            catalog,
+            indexing,
+        }
+    }
+
+    /// The indexer.
+    pub fn indexer(&self) -> &Arc<Indexer> {
+        &self.indexer
+    }
+}
+
+fn err(e: StoreError) -> BackendError {
+    BackendError::new(e.to_string())
+}
+
+impl Backend for StoreBackend {
+    fn catalog(&self) -> &dyn Catalog {
+        &self.catalog
+    }
+
+    fn manifest(&self) -> Result<Arc<Manifest>, BackendError> {
+        self.catalog.store().current().map_err(err)
+    }
+
+    fn manifest_bytes(&self) -> Result<Vec<u8>, BackendError> {
+        let store = self.catalog.store();
+        match std::fs::read(store.dir().join(MANIFEST)) {
+            Ok(b) => Ok(b),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                let m = store.current().map_err(err)?;
+                manifest::to_bytes(&m).map_err(|e| BackendError::new(e.to_string()))
+            }
+            Err(e) => Err(BackendError::new(format!("cannot read the manifest: {e}"))),
+        }
+    }
+
+    fn generation(&self, name: &str) -> Result<Option<Vec<u8>>, BackendError> {
+        let Some(path) = self.catalog.store().generation_path(name) else {
+            return Ok(None);
+        };
+        match std::fs::read(path) {
+            Ok(b) => Ok(Some(b)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(BackendError::new(format!("cannot read a generation: {e}"))),
+        }
+    }
+
+    fn status(&self) -> IndexStatus {
+        let p = self.indexer.progress().snapshot();
+        IndexStatus {
+            enabled: self.indexing,
+            phase: match p.phase {
+                index::Phase::Idle => Phase::Idle,
+                index::Phase::Indexing => Phase::Indexing,
+                index::Phase::Current => Phase::Current,
+                index::Phase::Degraded => Phase::Degraded,
+            },
+            files_indexed: p.files_indexed,
+            files_due: p.files_due.saturating_sub(p.files_done),
+            files_failed: p.files_failed,
+            degraded_roots: p.degraded_roots,
+            last_sweep_ms: p.last_sweep_ms.or_else(|| self.indexer.last_sweep_ms()),
+        }
+    }
+
+    fn building(&self) -> bool {
+        !self.indexer.backfilled()
+    }
+
+    fn sweep(&self) -> Result<(), BackendError> {
+        self.indexer
+            .sweep()
+            .map(|_| ())
+            .map_err(|e| BackendError::new(e.to_string()))
+    }
+
+    fn refresh(&self, max_age: Duration) {
+        if !self.indexing {
+            return;
+        }
+        if let Some(Err(e)) = self.indexer.refresh(max_age) {
+            tracing::warn!(target: "recall::index", error = %e, "query-time refresh failed");
+        }
+    }
+}
