@@ -167,8 +167,7 @@ struct Session {
     sids: Vec<String>,
     cwd: Option<String>,
     branch: Option<String>,
-    /// (kind rank, sid index, title): custom-title 0, ai-title 1, summary 2.
-    titles: Vec<(u8, Option<usize>, String)>,
+    titles: Vec<TitleLine>,
     last_ts: Option<i64>,
     bad_lines: u64,
 }
@@ -250,7 +249,12 @@ impl Session {
             _ => None,
         };
         if let Some((rank, t)) = title {
-            self.titles.push((rank, sid, t.to_string()));
+            self.titles.push(TitleLine {
+                rank,
+                sid,
+                leaf: l.leaf_uuid.non_empty().map(str::to_string),
+                text: t.to_string(),
+            });
         }
     }
 
@@ -391,13 +395,19 @@ impl Session {
                 reason: "rewind".into(),
             });
         }
-        let title = (0..3u8)
-            .find_map(|rank| {
+        let seen = &self.seen;
+        let rank = |t: &TitleLine| match &t.leaf {
+            // A summary of a line that is not in this session describes another one.
+            Some(leaf) if t.rank == 2 && !seen.contains(leaf) => 3,
+            _ => t.rank,
+        };
+        let title = (0..4u8)
+            .find_map(|r| {
                 self.titles
                     .iter()
                     .rev()
-                    .find(|(r, sid, _)| *r == rank && sid.is_none_or(|s| s == own))
-                    .map(|(_, _, t)| t.clone())
+                    .find(|t| rank(t) == r && t.sid.is_none_or(|s| s == own))
+                    .map(|t| t.text.clone())
             })
             .or(summary.first_prompt_title);
         let parent = self
@@ -434,6 +444,15 @@ impl Session {
             diagnostics: diag,
         })
     }
+}
+
+/// A title candidate: `custom-title` (rank 0), `ai-title` (1), `summary` (2;
+/// 3 when its `leafUuid` is not a line of this session).
+struct TitleLine {
+    rank: u8,
+    sid: Option<usize>,
+    leaf: Option<String>,
+    text: String,
 }
 
 /// Where the current line sits, for the drafts it yields.

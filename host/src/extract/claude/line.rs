@@ -65,6 +65,9 @@ pub struct Line<'a> {
     /// `summary` lines.
     #[serde(borrow)]
     pub summary: Str<'a>,
+    /// The line a `summary` describes (possibly in another session's file).
+    #[serde(rename = "leafUuid", borrow)]
+    pub leaf_uuid: Str<'a>,
 }
 
 /// `message` of a user/assistant line.

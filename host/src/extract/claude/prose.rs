@@ -23,6 +23,10 @@ const ENVELOPES: [&str; 11] = [
 /// The interruption marker Claude Code writes as a user line.
 const INTERRUPTED: &str = "[Request interrupted by user";
 
+/// The line Claude Code appends after a `<task-notification>` element
+/// (seen in real 2.1.x transcripts; part of the envelope, not prose).
+const TASK_TAIL: &str = "Read the output file to retrieve the result:";
+
 /// The user prose of a prompt body: embedded blocks removed, trimmed; `None`
 /// when nothing is left or the body is wholly an envelope.
 pub fn user_prose(body: &str) -> Option<String> {
@@ -94,15 +98,19 @@ pub fn is_envelope(text: &str) -> bool {
         return false;
     }
     while !rest.is_empty() {
-        let Some(len) = ENVELOPES.iter().find_map(|name| {
+        let Some((name, len)) = ENVELOPES.iter().find_map(|name| {
             rest.strip_prefix('<')
                 .and_then(|r| r.strip_prefix(name))
                 .filter(|r| r.starts_with('>'))
                 .and_then(|_| closed_len(rest, name))
+                .map(|len| (*name, len))
         }) else {
             return false;
         };
         rest = rest[len..].trim_start();
+        if name == "task-notification" && rest.starts_with(TASK_TAIL) {
+            rest = rest.split_once('\n').map_or("", |(_, r)| r).trim_start();
+        }
     }
     true
 }
@@ -131,6 +139,10 @@ mod tests {
             "<bash-stdout>x</bash-stdout><bash-stderr></bash-stderr>"
         ));
         assert!(is_envelope("[Request interrupted by user for tool use]"));
+        assert!(is_envelope(
+            "<task-notification>\n<status>completed</status>\n</task-notification>\nRead the output file to retrieve the result: /tmp/x.output"
+        ));
+        assert!(!is_envelope("<task-notification>x</task-notification>\nRead the output file to retrieve the result: /a\nthen fix it"));
         assert!(!is_envelope(
             "<command-name>/x</command-name> and then please fix it"
         ));
