@@ -11,7 +11,7 @@ mod golden;
 use files::{append, append_huge_line, garbage_lines, Scratch};
 use recall_core::model::{Relation, Role, Source};
 use recall_host::extract::{claude, ExtractError, SessionSource};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 #[test]
 fn corpus_sessions_match_their_goldens() {
@@ -172,7 +172,7 @@ fn resumed_copy_skips_the_replay_and_names_its_parent() {
     body += &format!(
         "{{\"type\":\"custom-title\",\"customTitle\":\"Old name\",\"sessionId\":\"{orig}\"}}\n"
     );
-    body += &format!("{{\"type\":\"summary\",\"summary\":\"A summary\",\"leafUuid\":\"u2\"}}\n");
+    body += "{\"type\":\"summary\",\"summary\":\"A summary\",\"leafUuid\":\"u2\"}\n";
     let main = s.write(&format!("projects/-w/{copy}.jsonl"), body.as_bytes());
     let x = claude::extract(&unit(&main)).unwrap().unwrap();
     assert_eq!(x.meta.session_id, copy);

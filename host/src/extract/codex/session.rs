@@ -67,10 +67,8 @@ pub struct Session {
 impl Session {
     /// Feeds one complete line (`no` = 1-based line number).
     pub fn line(&mut self, no: u64, bytes: &[u8]) {
-        if no == 1 || self.bare {
-            if self.bare_line(no, bytes) {
-                return;
-            }
+        if (no == 1 || self.bare) && self.bare_line(no, bytes) {
+            return;
         }
         let o: Outer<'_> = match line::parse_outer(bytes) {
             Ok(o) => o,
