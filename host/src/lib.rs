@@ -7,4 +7,5 @@ pub mod demo;
 pub mod extract;
 pub mod http;
 pub mod index;
+pub mod report;
 pub mod store;

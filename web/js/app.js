@@ -37,7 +37,7 @@ let lastRequest = null;
 let cursor = null;
 let coverage = null;
 
-const sessionView = new SessionView(els.session, () => backend, (key) => openSession(key, null));
+const sessionView = new SessionView(els.session, () => backend, (key) => openSession(key, null), () => readFilters(els.form).scope || 'conversation');
 
 function request() {
   return { q: els.q.value, ...readFilters(els.form) };

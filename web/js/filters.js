@@ -10,13 +10,13 @@ export function readFilters(form) {
   const sources = SOURCES.filter((s) => f[`src-${s}`]?.checked);
   const req = {};
   if (sources.length && sources.length < SOURCES.length) req.source = sources.join(',');
-  if (f.scope.value !== 'conversation') req.scope = f.scope.value;
-  if (f.role.value) req.role = f.role.value;
-  if (f.since.value) req.since = `${f.since.value}T00:00:00`;
-  if (f.cwd.value.trim()) req.cwd = f.cwd.value.trim();
-  if (!f.include_superseded.checked) req.include_superseded = 'false';
-  if (!f.subagents.checked) req.subagents = 'false';
-  if (f.sort.value !== 'newest') req.sort = f.sort.value;
+  if (f.scope && f.scope.value !== 'conversation') req.scope = f.scope.value;
+  if (f.role?.value) req.role = f.role.value;
+  if (f.since?.value) req.since = `${f.since.value}T00:00:00`;
+  if (f.cwd?.value.trim()) req.cwd = f.cwd.value.trim();
+  if (f.include_superseded && !f.include_superseded.checked) req.include_superseded = 'false';
+  if (f.subagents && !f.subagents.checked) req.subagents = 'false';
+  if (f.sort && f.sort.value !== 'newest') req.sort = f.sort.value;
   return req;
 }
 

@@ -37,8 +37,9 @@ export class SessionView {
    * `root` is the panel element; `backend()` returns the current backend;
    * `onOpen(key)` opens another session (lineage links).
    */
-  constructor(root, backend, onOpen) {
+  constructor(root, backend, onOpen, scope = () => 'conversation') {
     this.root = root;
+    this.scope = scope;
     this.backend = backend;
     this.onOpen = onOpen;
     this.key = null;
@@ -62,7 +63,7 @@ export class SessionView {
     this.hit = hit;
     this.root.hidden = false;
     replace(this.root, h('p', { class: 'loading' }, 'Loading session…'));
-    const params = { limit: PAGE };
+    const params = { limit: PAGE, scope: this.scope() };
     if (hit?.locator) params.locate = encodeLocator(hit.locator);
     else if (offset !== undefined) params.offset = offset;
     let page;
@@ -88,18 +89,21 @@ export class SessionView {
     let notice = null;
     if (located && located.state && located.state !== 'resolved') {
       const what = located.state === 'stale'
-        ? 'This hit is stale: the transcript changed since it was indexed, so it is not shown highlighted.'
-        : 'This hit is unavailable: its transcript can no longer be read.';
+        ? 'This hit is stale: the transcript changed since it was indexed. The indexed copy is shown.'
+        : 'This hit is unavailable: its transcript can no longer be read. The indexed copy is shown where there is one.';
       notice = h('p', { class: 'notice warn', role: 'alert' }, what, located.reason ? ` (${located.reason})` : '');
     } else if (located?.anchor === 'nearest') {
-      notice = h('p', { class: 'notice' }, 'The exact record moved; showing the nearest one.');
+      notice = h('p', { class: 'notice' }, 'This hit is not listed in this view (a tool row, or the record moved); showing the nearest entry.');
     }
-    const hitIndex = located?.state === 'resolved' ? Number(located.total_index ?? page.offset + located.entry_index) : -1;
+    const hitIndex = located?.entry_index ?? -1;
+    const resolved = located?.state === 'resolved';
     const entries = page.entries.map((e, i) => {
       const index = Number(e.index ?? page.offset + i);
-      const isHit = index === hitIndex;
-      const text = isHit && this.hit?.ranges ? snippetNode(e.text ?? '', 0, this.hit.ranges, 'text') : h('div', { class: 'text' }, e.text ?? '');
-      return h('article', { class: `entry role-${e.role}${isHit ? ' located' : ''}`, dataset: { index: String(index) } },
+      const isHit = resolved && index === hitIndex;
+      const isExact = isHit && located.anchor !== 'nearest';
+      const text = isExact && this.hit?.ranges ? snippetNode(e.text ?? '', 0, this.hit.ranges, 'text') : h('div', { class: 'text' }, e.text ?? '');
+      const cls = `entry role-${e.role}${isHit ? ' located' : ''}${index === hitIndex ? ' target' : ''}`;
+      return h('article', { class: cls, dataset: { index: String(index) } },
         h('header', {}, ...recordBadges(e), h('time', {}, when(e.ts_ms)), h('span', { class: 'index' }, `#${index + 1}`)),
         text);
     });
@@ -132,7 +136,7 @@ export class SessionView {
       notice, pager(),
       h('div', { class: 'entries' }, ...entries),
       page.entries.length > 10 ? pager() : null);
-    const target = this.root.querySelector('.entry.located');
+    const target = this.root.querySelector('.entry.target');
     if (target) target.scrollIntoView({ block: 'center' });
     else this.root.scrollTop = 0;
   }

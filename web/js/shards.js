@@ -47,37 +47,52 @@ export function parseLocate(locate) {
 }
 
 /**
- * One page of a shard's records as entries. With `locate`, the page is
- * centred on the record carrying that locator (`locate.state` `resolved`),
- * or reports `unavailable` when the shard holds no such record.
+ * One page of a shard's entries, like `GET /api/session/{key}`: tool rows
+ * are listed only with `scope: 'all'`; `index` counts listed entries,
+ * `total_index` all records. With `locate`, the page is centred on the
+ * record carrying that locator (`locate.state` `resolved`; the nearest
+ * listed entry before it when it is a hidden tool row), or says
+ * `unavailable` when the shard holds no such record. Offline there is no
+ * source to re-read, so a hit is never reported stale.
  */
-export function pageEntries(shard, { offset, limit, locate } = {}) {
+export function pageEntries(shard, { offset, limit, locate, scope } = {}) {
   const records = shard.records || [];
-  const size = Math.max(1, Math.min(200, Number(limit) || PAGE));
-  let start = Math.max(0, Number(offset) || 0);
+  const all = scope === 'all';
+  const visible = [];
+  records.forEach((r, i) => {
+    if (all || r.role !== 'tool') visible.push(i);
+  });
+  const size = Math.max(1, Math.min(500, Number(limit) || PAGE));
+  let start = Math.min(visible.length, Math.max(0, Number(offset) || 0));
   let located = null;
-  const want = parseLocate(locate);
   if (locate !== undefined && locate !== null && locate !== '') {
-    const key = locatorKey(want);
-    const at = key ? records.findIndex((r) => locatorKey(r.locator) === key) : -1;
-    if (at >= 0) {
-      start = Math.max(0, at - Math.floor(size / 2));
-      located = { state: 'resolved', entry_index: at - start, total_index: at, anchor: 'exact' };
+    const key = locatorKey(parseLocate(locate));
+    const record = key ? records.findIndex((r) => locatorKey(r.locator) === key) : -1;
+    if (record >= 0 && visible.length) {
+      let n = visible.findIndex((i) => i >= record);
+      const shown = n >= 0 && visible[n] === record;
+      if (!shown) n = n < 0 ? visible.length - 1 : Math.max(0, n - 1);
+      start = Math.max(0, Math.min(n - Math.floor(size / 2), visible.length - size));
+      located = { state: 'resolved', anchor: shown ? 'exact' : 'nearest', entry_index: n, total_index: record };
     } else {
-      located = { state: 'unavailable', reason: 'This record is not in the loaded shard.' };
+      located = { state: 'unavailable', reason: 'this record is not in the offline copy' };
     }
   }
-  const entries = records.slice(start, start + size).map((r, i) => ({
-    index: start + i,
-    role: r.role,
-    ts_ms: r.ts_ms,
-    text: r.text,
-    truncated: !!r.truncated,
-    subagent: !!r.subagent,
-    seq: r.seq ?? null,
-    locator: r.locator,
-  }));
-  return { offset: start, limit: size, total: records.length, entries, locate: located };
+  const entries = visible.slice(start, start + size).map((i, n) => {
+    const r = records[i];
+    return {
+      index: start + n,
+      total_index: i,
+      role: r.role,
+      ts_ms: r.ts_ms,
+      seq: r.seq ?? null,
+      truncated: !!r.truncated,
+      subagent: !!r.subagent,
+      text: r.text,
+      locator: r.locator,
+    };
+  });
+  return { scope: all ? 'all' : 'conversation', total: visible.length, offset: start, limit: size, entries, locate: located };
 }
 
 /** Lineage of `key` from the manifest: `{ok, session, ancestors, descendants}`. */

@@ -12,6 +12,7 @@ mod demo;
 mod export;
 mod index;
 mod render;
+mod report;
 mod search;
 mod serve;
 mod sessions;
@@ -73,6 +74,8 @@ pub enum Command {
     Demo(demo::DemoArgs),
     /// Write a session's source files (and its descendants') to a ZIP.
     Export(export::ExportArgs),
+    /// Write one self-contained HTML file that shows and searches sessions offline.
+    Report(report::ReportArgs),
     /// Time a fixed query mix against a warm arena (benchmarks).
     #[command(hide = true)]
     BenchSearch(bench::BenchArgs),
@@ -124,6 +127,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Found> {
         Command::Serve(a) => serve::run(g, a),
         Command::Demo(a) => demo::run(g, a),
         Command::Export(a) => export::run(g, a),
+        Command::Report(a) => report::run(g, a),
         Command::BenchSearch(a) => bench::run(g, a),
     }
 }

@@ -1,0 +1,260 @@
+// The dashboard against the real `recall serve` on a generated home with a
+// planted XSS transcript: search, highlights, filters, paging, jump-to-hit,
+// the XSS cases, the palette, keyboard navigation and coverage.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { tempDir, makeHome, serve, launch, openPage, cleanup, XSS_KEY } from './lib/env.mjs';
+import { expectedMarks, until } from './lib/expect.mjs';
+
+let dir;
+let server;
+let browser;
+
+before(async () => {
+  dir = tempDir();
+  const home = makeHome(dir, { sessions: 60 });
+  server = await serve(home);
+  browser = await launch();
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.stop();
+  cleanup(dir);
+});
+
+async function api(path, params = {}) {
+  const qs = new URLSearchParams(params).toString();
+  const res = await fetch(`${server.url}${path}${qs ? `?${qs}` : ''}`);
+  return res.json();
+}
+
+async function typeQuery(page, q) {
+  await page.fill('#q', '');
+  await page.type('#q', q, { delay: 10 });
+}
+
+async function waitResults(page) {
+  await page.waitForFunction(() => {
+    const r = document.getElementById('results');
+    return r.getAttribute('aria-busy') !== 'true' && (r.querySelector('.session-card, .empty') || document.querySelector('#note .error'));
+  });
+  await page.waitForTimeout(300);
+  await page.waitForFunction(() => document.getElementById('results').getAttribute('aria-busy') !== 'true');
+}
+
+function cardsOf(page) {
+  return page.$$eval('.session-card', (cards) => cards.map((c) => ({
+    key: c.dataset.key,
+    badges: [...c.querySelectorAll('header .badge')].map((b) => b.textContent),
+    hits: [...c.querySelectorAll('.hit')].map((h) => ({
+      role: h.querySelector('.role')?.textContent,
+      marks: [...h.querySelectorAll('mark')].map((m) => m.textContent),
+      text: h.querySelector('.snippet').textContent,
+    })),
+  })));
+}
+
+test('search as you type groups hits by session with highlights from byte ranges', async () => {
+  const page = await openPage(browser, server.url);
+  await typeQuery(page, 'strasse');
+  await waitResults(page);
+  const expected = await api('/api/sessions/message-search', { q: 'strasse' });
+  assert.ok(expected.sessions.length > 0, 'the generated corpus has Straße sentences');
+  const cards = await cardsOf(page);
+  assert.deepEqual(cards.map((c) => c.key), expected.sessions.map((s) => s.session_key));
+  expected.sessions.forEach((s, i) => {
+    assert.equal(cards[i].hits.length, s.hits.length);
+    s.hits.forEach((hit, j) => {
+      assert.equal(cards[i].hits[j].text, hit.snippet);
+      assert.deepEqual(cards[i].hits[j].marks, expectedMarks(hit));
+      for (const m of cards[i].hits[j].marks) assert.match(m.normalize('NFC').toLowerCase(), /^stra(ss|ß|ẞ)e$/u);
+    });
+  });
+  assert.equal(new URL(page.url()).searchParams.get('q'), 'strasse');
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('non-ASCII highlights cover exactly the matched characters', async () => {
+  const page = await openPage(browser, server.url);
+  for (const q of ['数据库', 'σίσυφος', 'cafes']) {
+    await typeQuery(page, q);
+    await waitResults(page);
+    const expected = await api('/api/sessions/message-search', { q });
+    assert.ok(expected.sessions.length > 0, q);
+    const cards = await cardsOf(page);
+    expected.sessions.forEach((s, i) => s.hits.forEach((hit, j) => {
+      assert.deepEqual(cards[i].hits[j].marks, expectedMarks(hit), `${q} session ${i} hit ${j}`);
+    }));
+  }
+  await page.close();
+});
+
+test('one character does not search; a query with no match says what is indexed', async () => {
+  const page = await openPage(browser, server.url);
+  await typeQuery(page, 'x');
+  await page.waitForTimeout(400);
+  assert.equal(await page.$$eval('.session-card', (c) => c.length), 0);
+  await typeQuery(page, 'zqzqzq-nothing-says-this');
+  await waitResults(page);
+  const text = await page.textContent('#results');
+  assert.match(text, /No conversation matches/);
+  for (const src of ['claude-code', 'codex', 'kimi', 'pi', 'intendant']) assert.match(text, new RegExp(src));
+  await page.close();
+});
+
+test('filters narrow the search and match the API', async () => {
+  const page = await openPage(browser, server.url);
+  await typeQuery(page, 'the');
+  await waitResults(page);
+  await page.uncheck('input[name="src-claude-code"]');
+  await page.uncheck('input[name="src-kimi"]');
+  await page.uncheck('input[name="src-pi"]');
+  await page.uncheck('input[name="src-intendant"]');
+  await waitResults(page);
+  let cards = await cardsOf(page);
+  assert.ok(cards.length > 0);
+  for (const c of cards) assert.ok(c.badges.includes('codex'), c.key);
+  assert.equal(new URL(page.url()).searchParams.get('source'), 'codex');
+
+  await page.selectOption('select[name="role"]', 'user');
+  await waitResults(page);
+  cards = await cardsOf(page);
+  assert.ok(cards.length > 0);
+  for (const c of cards) for (const h of c.hits) assert.equal(h.role, 'user');
+
+  await page.selectOption('select[name="sort"]', 'relevance');
+  await page.uncheck('input[name="include_superseded"]');
+  await page.uncheck('input[name="subagents"]');
+  await page.selectOption('select[name="scope"]', 'all');
+  await page.selectOption('select[name="role"]', 'tool');
+  await waitResults(page);
+  const expected = await api('/api/sessions/message-search', {
+    q: 'the', source: 'codex', scope: 'all', role: 'tool', include_superseded: 'false', subagents: 'false', sort: 'relevance',
+  });
+  cards = await cardsOf(page);
+  assert.deepEqual(cards.map((c) => c.key), expected.sessions.map((s) => s.session_key));
+  for (const c of cards) for (const h of c.hits) assert.equal(h.role, 'tool');
+  await page.close();
+});
+
+test('more results follow the cursor without repeating sessions', async () => {
+  const page = await openPage(browser, server.url);
+  await typeQuery(page, 'the');
+  await waitResults(page);
+  const first = await api('/api/sessions/message-search', { q: 'the' });
+  assert.ok(first.cursor, 'a common word spans more than one page');
+  assert.equal((await cardsOf(page)).length, first.sessions.length);
+  await page.click('button.more');
+  await page.waitForFunction((n) => document.querySelectorAll('.session-card').length > n, first.sessions.length);
+  const second = await api('/api/sessions/message-search', { q: 'the', cursor: first.cursor });
+  const keys = (await cardsOf(page)).map((c) => c.key);
+  assert.deepEqual(keys, [...first.sessions, ...second.sessions].map((s) => s.session_key));
+  assert.equal(new Set(keys).size, keys.length);
+  await page.close();
+});
+
+test('opening a hit jumps to it in the session and highlights it', async () => {
+  const page = await openPage(browser, server.url);
+  await typeQuery(page, 'strasse');
+  await waitResults(page);
+  const expected = await api('/api/sessions/message-search', { q: 'strasse', limit: '50' });
+  // Pick a hit deep in a long session so the jump has to scroll.
+  const target = await page.$$eval('.hit', (hits) => hits.length);
+  assert.ok(target > 0);
+  await page.click('.session-card .hit');
+  await page.waitForSelector('#session .entry');
+  const hit = expected.sessions[0].hits[0];
+  const located = await page.waitForSelector('#session .entry.located');
+  const marks = await located.$$eval('mark', (m) => m.map((x) => x.textContent));
+  assert.ok(marks.length > 0);
+  for (const m of marks) assert.match(m.normalize('NFC').toLowerCase(), /^stra(ss|ß|ẞ)e$/u);
+  assert.ok((await located.textContent()).includes(hit.snippet.trim().slice(0, 40)));
+  // It is scrolled into the panel's view.
+  const visible = await page.evaluate(() => {
+    const panel = document.getElementById('session').getBoundingClientRect();
+    const el = document.querySelector('#session .entry.located').getBoundingClientRect();
+    return el.top < panel.bottom && el.bottom > panel.top;
+  });
+  assert.ok(visible);
+  await page.close();
+});
+
+test('a stale locator is reported plainly', async () => {
+  const page = await openPage(browser, server.url);
+  await page.evaluate(async (key) => {
+    const { SessionView } = await import('/js/session.js');
+    const { online } = await import('/js/api.js');
+    const view = new SessionView(document.getElementById('session'), () => online, () => {});
+    await view.open(key, { locator: { kind: 'native_event', line_no: 999, content_hash16: '0000000000000000' }, ranges: [] });
+  }, XSS_KEY);
+  const notice = await page.waitForSelector('#session .notice');
+  assert.match(await notice.textContent(), /stale|unavailable/);
+  await page.close();
+});
+
+test('transcript text is rendered as text, never as HTML', async () => {
+  const page = await openPage(browser, server.url);
+  await typeQuery(page, 'xsscanary');
+  await waitResults(page);
+  const text = await page.textContent('#results');
+  assert.ok(text.includes('<img src=x onerror=alert(1)>'), text);
+  assert.ok(text.includes('<script>alert(2)</script>'));
+  assert.ok(text.includes('</mark><b onmouseover=alert(3)>bold?</b>'));
+  await page.click('.session-card .title');
+  await page.waitForSelector('#session .entry');
+  const sessionText = await page.textContent('#session');
+  assert.ok(sessionText.includes('<svg/onload=alert(4)>'));
+  const injected = await page.evaluate(() => document.querySelectorAll('#results img, #results script, #results svg, #results b, #session img, #session script, #session svg, #session b').length);
+  assert.equal(injected, 0);
+  await page.waitForTimeout(200);
+  assert.deepEqual(page.dialogs, []);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('the page forbids eval and inline script (Content-Security-Policy)', async () => {
+  const page = await openPage(browser, server.url);
+  const result = await page.evaluate(() => {
+    try {
+      // eslint-disable-next-line no-eval
+      eval('1');
+      return 'eval allowed';
+    } catch {
+      return 'blocked';
+    }
+  });
+  assert.equal(result, 'blocked');
+  await page.close();
+});
+
+test('Ctrl-K opens the palette; Enter opens the chosen session', async () => {
+  const page = await openPage(browser, server.url);
+  await page.keyboard.press('Control+k');
+  await page.waitForSelector('dialog#palette[open]');
+  await page.keyboard.type('xsscanary');
+  await page.waitForFunction(() => [...document.querySelectorAll('.palette-list .hint')].some((h) => h.textContent === 'claude-code'));
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('#session .entry');
+  assert.equal(await page.$('dialog#palette[open]'), null);
+  assert.match(await page.textContent('#session .session-meta'), /5e55a0c1/);
+  await page.close();
+});
+
+test('j and k move between hits; Enter opens one', async () => {
+  const page = await openPage(browser, server.url);
+  await typeQuery(page, 'strasse');
+  await waitResults(page);
+  await page.click('body', { position: { x: 5, y: 300 } });
+  await page.keyboard.press('j');
+  await page.keyboard.press('j');
+  await page.keyboard.press('k');
+  await page.keyboard.press('j');
+  const selected = await page.evaluate(() => [...document.querySelectorAll('.hit')].indexOf(document.activeElement));
+  assert.equal(selected, 1);
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('#session .entry.located');
+  await page.close();
+});

@@ -1,0 +1,132 @@
+// Test environment: a generated home (gen.py) plus planted fixtures, the real
+// `recall serve` on an ephemeral loopback port, and headless Chromium from
+// Debian driven by playwright-core.
+
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdtempSync, mkdirSync, copyFileSync, existsSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const here = dirname(fileURLToPath(import.meta.url));
+/** The repository root. */
+export const REPO = resolve(here, '../../..');
+/** The read-only shared folder beside the repository. */
+export const SHARED = process.env.RECALL_SHARED || resolve(REPO, '../shared');
+/** The recall binary under test. */
+export const BIN = process.env.RECALL_BIN || join(REPO, 'target/debug/recall');
+/** Chromium from Debian. */
+export const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+/** The XSS fixture's session key. */
+export const XSS_KEY = 'claude-code:5e55a0c1-0000-4000-8000-00000000a001';
+
+/** A fresh temporary directory, removed by `cleanup()`. */
+export function tempDir(prefix = 'recall-browser-') {
+  return mkdtempSync(join(process.env.RECALL_TEST_TMP || tmpdir(), prefix));
+}
+
+/**
+ * Generates a home with gen.py (`sessions` source sessions, seed 1) and
+ * plants the XSS transcript. Returns the home directory.
+ */
+export function makeHome(dir, { sessions = 60, seed = 1 } = {}) {
+  execFileSync('python3', [join(SHARED, 'corpus-gen/gen.py'), '--out', dir, '--seed', String(seed), '--sessions', String(sessions), '--force'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const home = join(dir, 'home');
+  const project = join(home, '.claude/projects/-home-mara-code-xss-lab');
+  mkdirSync(project, { recursive: true });
+  copyFileSync(join(here, '../fixtures/xss-session.jsonl'), join(project, '5e55a0c1-0000-4000-8000-00000000a001.jsonl'));
+  return home;
+}
+
+/** A free loopback port. */
+export function freePort() {
+  return new Promise((ok, fail) => {
+    const s = createServer();
+    s.once('error', fail);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => ok(port));
+    });
+  });
+}
+
+/** Runs `recall` to completion; returns stdout. */
+export function recall(args, { input } = {}) {
+  return execFileSync(BIN, args, { encoding: 'utf8', input, maxBuffer: 256 << 20, stdio: ['pipe', 'pipe', 'pipe'] });
+}
+
+/**
+ * Starts `recall serve --home HOME` on a free port and waits until the first
+ * backfill is done. Returns `{url, stop()}`.
+ */
+export async function serve(home, { port } = {}) {
+  if (!existsSync(BIN)) throw new Error(`${BIN} is missing: build it with cargo build -p recall-host`);
+  port = port || (await freePort());
+  const child = spawn(BIN, ['--home', home, 'serve', '--bind', `127.0.0.1:${port}`], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d) => { stderr += d; });
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`recall serve exited ${child.exitCode}: ${stderr}`);
+    try {
+      const s = await (await fetch(`${url}/api/index/status`)).json();
+      if (s.ok && s.phase !== 'indexing' && s.phase !== 'idle' && !s.building) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`recall serve did not finish indexing: ${stderr}`);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const stop = () => new Promise((ok) => {
+    if (child.exitCode !== null) return ok();
+    child.once('exit', () => ok());
+    child.kill('SIGTERM');
+    setTimeout(() => child.kill('SIGKILL'), 5000).unref();
+  });
+  return { url, port, stop, child };
+}
+
+/** Launches headless Chromium (a fresh profile each time). */
+export function launch() {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}
+
+/** Opens a page that fails the test on any page error or dialog (alert). */
+export async function openPage(browser, url, { context } = {}) {
+  const ctx = context || (await browser.newContext());
+  const page = await ctx.newPage();
+  page.errors = [];
+  page.dialogs = [];
+  page.on('pageerror', (e) => page.errors.push(String(e)));
+  page.on('dialog', (d) => {
+    page.dialogs.push(d.message());
+    d.dismiss().catch(() => {});
+  });
+  if (url) {
+    await page.goto(url);
+    await page.waitForFunction(() => document.documentElement.dataset.ready === 'true');
+  }
+  return page;
+}
+
+/** Removes a directory tree. */
+export function cleanup(dir) {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+}
+
+/** Drops fields that legitimately differ between two runs (`took_ms`). */
+export function comparable(body) {
+  if (!body || typeof body !== 'object') return body;
+  const { took_ms: _ignored, ...rest } = body;
+  return rest;
+}

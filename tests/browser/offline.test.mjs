@@ -1,0 +1,98 @@
+// Offline mode: the index downloaded into IndexedDB and searched in the page
+// by the wasm core in a worker gives the same answers as the daemon, and keeps
+// working (page and search) when the daemon is stopped.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { tempDir, makeHome, serve, launch, openPage, cleanup, comparable } from './lib/env.mjs';
+import { requestMix } from './lib/requests.mjs';
+
+let dir;
+let home;
+let server;
+let browser;
+let context;
+
+before(async () => {
+  dir = tempDir();
+  home = makeHome(dir, { sessions: 60 });
+  server = await serve(home);
+  browser = await launch();
+  context = await browser.newContext();
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.stop();
+  cleanup(dir);
+});
+
+async function fromServer(req) {
+  const res = await fetch(`${server.url}/api/sessions/message-search?${new URLSearchParams(req)}`);
+  return res.json();
+}
+
+test('going offline downloads the index with progress and shows the offline badge', async () => {
+  const page = await openPage(browser, server.url, { context });
+  assert.equal(await page.isVisible('#mode-badge'), false);
+  await page.evaluate(() => navigator.serviceWorker.ready);
+  const sawProgress = page.waitForSelector('#download:not([hidden]) progress');
+  await page.click('#offline-btn');
+  await sawProgress;
+  await page.waitForSelector('#mode-badge:not([hidden])');
+  assert.equal((await page.textContent('#mode-badge')).trim(), 'OFFLINE');
+  assert.match(await page.textContent('#index-status'), /Offline copy: revision \d+/);
+  await page.close();
+});
+
+test('at least 200 requests answer the same offline (wasm in the page) as from the daemon', async () => {
+  const page = await openPage(browser, server.url, { context });
+  await page.waitForSelector('#mode-badge:not([hidden])');
+  const requests = requestMix(200);
+  const expected = [];
+  for (const req of requests) expected.push(await fromServer(req));
+  // Follow a few cursors too.
+  const paged = [];
+  for (const body of expected.slice(0, 40)) {
+    if (body.cursor) paged.push({ ...requests[expected.indexOf(body)], cursor: body.cursor });
+  }
+  for (const req of paged) expected.push(await fromServer(req));
+  const all = [...requests, ...paged];
+  assert.ok(all.length >= 200);
+  const got = await page.evaluate(async (reqs) => {
+    const { offline } = await import('/js/offline.js');
+    const out = [];
+    for (const r of reqs) {
+      try {
+        out.push(await offline.search(r));
+      } catch (e) {
+        out.push({ ok: false, error: e.code, message: e.message });
+      }
+    }
+    return out;
+  }, all);
+  let compared = 0;
+  for (let i = 0; i < all.length; i += 1) {
+    if (expected[i].state === 'partial') continue; // the daemon's clock budget ran out: not comparable
+    assert.deepEqual(comparable(got[i]), comparable(expected[i]), `request ${JSON.stringify(all[i])}`);
+    compared += 1;
+  }
+  assert.ok(compared >= 200, `compared ${compared}`);
+  assert.ok(expected.some((b) => b.ok && b.sessions.length > 3));
+  await page.close();
+});
+
+test('with the daemon stopped, the page reloads and searches offline', async () => {
+  await server.stop();
+  const page = await openPage(browser, `${server.url}/?q=strasse`, { context });
+  await page.waitForSelector('#mode-badge:not([hidden])');
+  await page.waitForSelector('.session-card');
+  const marks = await page.$$eval('.session-card mark', (m) => m.map((x) => x.textContent));
+  assert.ok(marks.length > 0);
+  await page.fill('#q', 'xsscanary');
+  await page.waitForFunction(() => document.querySelector('.session-card')?.textContent.includes('<img src=x onerror=alert(1)>'));
+  await page.click('.session-card .hit');
+  await page.waitForSelector('#session .entry.located');
+  assert.deepEqual(page.dialogs, []);
+  await page.close();
+});
