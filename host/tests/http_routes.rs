@@ -42,7 +42,10 @@ fn search_answers_and_pages() {
     let mut seen = Vec::new();
     let mut cursor = String::new();
     for _ in 0..10 {
-        let v = search(&d, &format!("q=tide&limit=2&sort=relevance&cursor={}", enc(&cursor)));
+        let v = search(
+            &d,
+            &format!("q=tide&limit=2&sort=relevance&cursor={}", enc(&cursor)),
+        );
         for s in v["sessions"].as_array().unwrap() {
             seen.push(s["session_key"].as_str().unwrap().to_string());
         }
@@ -82,7 +85,10 @@ fn search_errors_are_400_bodies() {
     let r = d.get(&format!("/api/sessions/message-search?q={long}"));
     assert_eq!(r.status, 400);
     assert_eq!(r.json()["error"], "query_too_long");
-    golden("error_q_required", &d.get("/api/sessions/message-search").json());
+    golden(
+        "error_q_required",
+        &d.get("/api/sessions/message-search").json(),
+    );
 }
 
 #[test]
@@ -93,14 +99,24 @@ fn sessions_list_filters_and_pages() {
     let all = all.json();
     assert_eq!(all["total"], 7);
     golden("sessions", &normalized(&d, all.clone()));
-    let count = |q: &str| d.get(&format!("/api/sessions?{q}")).json()["total"].as_u64().unwrap();
+    let count = |q: &str| {
+        d.get(&format!("/api/sessions?{q}")).json()["total"]
+            .as_u64()
+            .unwrap()
+    };
     assert_eq!(count("source=codex"), 2);
     assert_eq!(count("source=claude,pi"), 3);
     assert_eq!(count("cwd=/home/demo/code"), 7);
-    assert_eq!(count("cwd=/home/demo/code/tide"), 0, "cwd compares whole components");
+    assert_eq!(
+        count("cwd=/home/demo/code/tide"),
+        0,
+        "cwd compares whole components"
+    );
     assert_eq!(count("parent=none"), 6);
     let parent = key_of(&d, "codex", "next command");
-    let kids = d.get(&format!("/api/sessions?parent={}", enc(&parent))).json();
+    let kids = d
+        .get(&format!("/api/sessions?parent={}", enc(&parent)))
+        .json();
     assert_eq!(kids["total"], 1);
     assert_eq!(kids["sessions"][0]["parent"]["relation"], "fork");
     assert_eq!(count(&format!("since={}", http_support::NOW)), 0);
@@ -108,21 +124,44 @@ fn sessions_list_filters_and_pages() {
     // Newest first, and a cursor walks the rest.
     let p1 = d.get("/api/sessions?limit=4").json();
     let cursor = p1["cursor"].as_str().expect("a second page").to_string();
-    let p2 = d.get(&format!("/api/sessions?limit=4&cursor={cursor}")).json();
+    let p2 = d
+        .get(&format!("/api/sessions?limit=4&cursor={cursor}"))
+        .json();
     assert!(p2["cursor"].is_null());
-    let keys: Vec<&str> = p1["sessions"].as_array().unwrap().iter()
+    let keys: Vec<&str> = p1["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
         .chain(p2["sessions"].as_array().unwrap())
         .map(|s| s["session_key"].as_str().unwrap())
         .collect();
-    let expected: Vec<&str> = all["sessions"].as_array().unwrap().iter().map(|s| s["session_key"].as_str().unwrap()).collect();
+    let expected: Vec<&str> = all["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["session_key"].as_str().unwrap())
+        .collect();
     assert_eq!(keys, expected);
-    let ts: Vec<i64> = all["sessions"].as_array().unwrap().iter().map(|s| s["updated_ms"].as_i64().unwrap()).collect();
+    let ts: Vec<i64> = all["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["updated_ms"].as_i64().unwrap())
+        .collect();
     assert!(ts.windows(2).all(|w| w[0] >= w[1]), "newest first: {ts:?}");
     // A cursor of another filter, and bad filters, are 400s.
-    let r = d.get(&format!("/api/sessions?limit=4&source=codex&cursor={cursor}"));
-    assert_eq!((r.status, r.json()["error"].as_str()), (400, Some("invalid_cursor")));
+    let r = d.get(&format!(
+        "/api/sessions?limit=4&source=codex&cursor={cursor}"
+    ));
+    assert_eq!(
+        (r.status, r.json()["error"].as_str()),
+        (400, Some("invalid_cursor"))
+    );
     let r = d.get("/api/sessions?source=nope");
-    assert_eq!((r.status, r.json()["error"].as_str()), (400, Some("invalid_param")));
+    assert_eq!(
+        (r.status, r.json()["error"].as_str()),
+        (400, Some("invalid_param"))
+    );
     let r = d.get("/api/sessions?since=soon");
     assert_eq!(r.status, 400);
 }
@@ -136,19 +175,41 @@ fn session_detail_pages_and_refuses_unknown_keys() {
     assert_eq!(r.header("cache-control"), Some("no-store"));
     golden("session_detail", &normalized(&d, r.json()));
     let conv = d.get(&format!("/api/session/{}", enc(&key))).json();
-    let all = d.get(&format!("/api/session/{}?scope=all", enc(&key))).json();
-    assert!(all["total"].as_u64() > conv["total"].as_u64(), "scope=all adds tool rows");
-    assert!(conv["entries"].as_array().unwrap().iter().all(|e| e["role"] != "tool"));
-    let page = d.get(&format!("/api/session/{}?offset=2&limit=2", enc(&key))).json();
+    let all = d
+        .get(&format!("/api/session/{}?scope=all", enc(&key)))
+        .json();
+    assert!(
+        all["total"].as_u64() > conv["total"].as_u64(),
+        "scope=all adds tool rows"
+    );
+    assert!(conv["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|e| e["role"] != "tool"));
+    let page = d
+        .get(&format!("/api/session/{}?offset=2&limit=2", enc(&key)))
+        .json();
     assert_eq!(page["offset"], 2);
     assert_eq!(page["entries"][0]["index"], 2);
     assert_eq!(page["entries"][0]["text"], conv["entries"][2]["text"]);
-    for bad in ["offset=-1", "offset=x", "scope=some", "locate=%7B", "locate=bm90IGpzb24"] {
+    for bad in [
+        "offset=-1",
+        "offset=x",
+        "scope=some",
+        "locate=%7B",
+        "locate=bm90IGpzb24",
+    ] {
         let r = d.get(&format!("/api/session/{}?{bad}", enc(&key)));
         assert_eq!(r.status, 400, "{bad}");
         assert_eq!(r.json()["error"], "invalid_param");
     }
-    for missing in ["claude-code:nope", "..%2F..%2Fetc%2Fpasswd", "%2Fetc%2Fpasswd", "pi:..%2F.."] {
+    for missing in [
+        "claude-code:nope",
+        "..%2F..%2Fetc%2Fpasswd",
+        "%2Fetc%2Fpasswd",
+        "pi:..%2F..",
+    ] {
         for suffix in ["", "/trace", "/export"] {
             let r = d.get(&format!("/api/session/{missing}{suffix}"));
             assert_eq!(r.status, 404, "{missing}{suffix}");
@@ -207,7 +268,9 @@ fn trace_shows_ancestors_and_descendants() {
     let d = Demo::start("trace");
     let parent = key_of(&d, "codex", "next command");
     let fork = key_of(&d, "codex", "Newton");
-    let down = d.get(&format!("/api/session/{}/trace", enc(&parent))).json();
+    let down = d
+        .get(&format!("/api/session/{}/trace", enc(&parent)))
+        .json();
     assert_eq!(down["ancestors"].as_array().unwrap().len(), 0);
     assert_eq!(down["descendants"][0]["session_key"], fork.as_str());
     let up = d.get(&format!("/api/session/{}/trace", enc(&fork)));
@@ -236,7 +299,10 @@ fn export_zips_the_session_and_its_descendants() {
     let r = d.get(&format!("/api/session/{}/export", enc(&parent)));
     assert_eq!(r.status, 200);
     assert_eq!(r.header("content-type"), Some("application/zip"));
-    assert!(r.header("content-encoding").is_none(), "a zip is not gzipped again");
+    assert!(
+        r.header("content-encoding").is_none(),
+        "a zip is not gzipped again"
+    );
     assert!(r.header("content-disposition").unwrap().contains(".zip"));
     let files = unzip(&r.body);
     let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
@@ -248,13 +314,26 @@ fn export_zips_the_session_and_its_descendants() {
     for s in sessions {
         let f = &s["files"][0];
         let original = std::fs::read(f["original_path"].as_str().unwrap()).unwrap();
-        let inside = &files.iter().find(|(n, _)| n == f["name"].as_str().unwrap()).unwrap().1;
+        let inside = &files
+            .iter()
+            .find(|(n, _)| n == f["name"].as_str().unwrap())
+            .unwrap()
+            .1;
         assert_eq!(&original, inside, "exported byte for byte");
     }
     // `recall export` writes the same entries.
     let out = d.home.0.join("out.zip");
     let status = std::process::Command::new(env!("CARGO_BIN_EXE_recall"))
-        .args(["--home", d.home.0.to_str().unwrap(), "--retention-days", "0", "export", &parent, "-o", out.to_str().unwrap()])
+        .args([
+            "--home",
+            d.home.0.to_str().unwrap(),
+            "--retention-days",
+            "0",
+            "export",
+            &parent,
+            "-o",
+            out.to_str().unwrap(),
+        ])
         .env_remove("RECALL_HOME")
         .env_remove("CODEX_HOME")
         .status()
@@ -298,19 +377,36 @@ fn generations_are_immutable_cached_and_gzipped() {
     let path = format!("/api/index/generations/{name}");
     let g = d.get(&path);
     assert_eq!(g.status, 200);
-    assert_eq!(g.header("cache-control"), Some("public, max-age=31536000, immutable"));
-    assert_eq!(g.header("etag"), Some(format!("\"{}\"", &name[..16]).as_str()));
+    assert_eq!(
+        g.header("cache-control"),
+        Some("public, max-age=31536000, immutable")
+    );
+    assert_eq!(
+        g.header("etag"),
+        Some(format!("\"{}\"", &name[..16]).as_str())
+    );
     assert_eq!(recall_core::naming::generation_file_name(&g.body), name);
-    let r = http_support::get(d.addr, &path, &[("If-None-Match", g.header("etag").unwrap())]);
+    let r = http_support::get(
+        d.addr,
+        &path,
+        &[("If-None-Match", g.header("etag").unwrap())],
+    );
     assert_eq!(r.status, 304);
     assert!(r.body.is_empty());
     let z = http_support::get(d.addr, &path, &[("Accept-Encoding", "gzip")]);
     assert_eq!(z.status, 200);
     assert_eq!(z.header("content-encoding"), Some("gzip"));
     let mut plain = Vec::new();
-    flate2::read::GzDecoder::new(&z.body[..]).read_to_end(&mut plain).unwrap();
+    flate2::read::GzDecoder::new(&z.body[..])
+        .read_to_end(&mut plain)
+        .unwrap();
     assert_eq!(plain, g.body);
-    for bad in ["..%2Fmanifest.json", "..%2F..%2Fetc%2Fpasswd", "ABCDEF0123456789.json", "x.json"] {
+    for bad in [
+        "..%2Fmanifest.json",
+        "..%2F..%2Fetc%2Fpasswd",
+        "ABCDEF0123456789.json",
+        "x.json",
+    ] {
         let r = d.get(&format!("/api/index/generations/{bad}"));
         assert_eq!(r.status, 400, "{bad}");
         assert_eq!(r.json()["error"], "invalid_param");
@@ -334,5 +430,8 @@ fn front_end_is_embedded() {
     }
     assert_eq!(d.get("/nope.txt").status, 404);
     let r = d.get("/api/nope");
-    assert_eq!((r.status, r.json()["error"].as_str()), (404, Some("not_found")));
+    assert_eq!(
+        (r.status, r.json()["error"].as_str()),
+        (404, Some("not_found"))
+    );
 }

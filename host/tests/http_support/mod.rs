@@ -182,12 +182,13 @@ fn parse(raw: &[u8]) -> Resp {
 
 fn dechunk(mut b: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
-    loop {
-        let Some(eol) = b.windows(2).position(|w| w == b"\r\n") else {
-            break;
-        };
+    while let Some(eol) = b.windows(2).position(|w| w == b"\r\n") {
         let size = usize::from_str_radix(
-            String::from_utf8_lossy(&b[..eol]).split(';').next().unwrap_or("").trim(),
+            String::from_utf8_lossy(&b[..eol])
+                .split(';')
+                .next()
+                .unwrap_or("")
+                .trim(),
             16,
         )
         .expect("chunk size");
@@ -252,7 +253,11 @@ pub fn golden(name: &str, actual: &serde_json::Value) {
         std::fs::write(&path, &pretty).expect("write golden");
         return;
     }
-    let expected = std::fs::read_to_string(&path)
-        .unwrap_or_else(|_| panic!("missing golden {} (run with UPDATE_GOLDEN=1)", path.display()));
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|_| {
+        panic!(
+            "missing golden {} (run with UPDATE_GOLDEN=1)",
+            path.display()
+        )
+    });
     assert_eq!(pretty, expected, "response differs from {}", path.display());
 }
