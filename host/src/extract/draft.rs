@@ -433,12 +433,12 @@ pub fn tool_call_text(name: &str, args: Option<&serde_json::Value>) -> String {
     }
 }
 
-/// A tool output value as text: a string as is, text parts joined with
-/// `\n`, anything else as compact JSON.
-pub fn value_text(v: &serde_json::Value) -> String {
+/// A tool output value as text: a string as is (moved, not copied), text
+/// parts joined with `\n`, anything else as compact JSON.
+pub fn value_text(v: serde_json::Value) -> String {
     match v {
         serde_json::Value::Null => String::new(),
-        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::String(s) => s,
         serde_json::Value::Array(items) => {
             let texts: Vec<&str> = items
                 .iter()
@@ -449,7 +449,7 @@ pub fn value_text(v: &serde_json::Value) -> String {
                 })
                 .collect();
             if texts.is_empty() && !items.is_empty() {
-                v.to_string()
+                serde_json::Value::Array(items).to_string()
             } else {
                 texts.join("\n")
             }

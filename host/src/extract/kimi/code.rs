@@ -189,6 +189,8 @@ struct LoopEvent<'a> {
     part: Option<Part<'a>>,
     #[serde(borrow, default)]
     name: Option<Cow<'a, str>>,
+    #[serde(rename = "toolCallId", borrow, default)]
+    tool_call_id: Option<Cow<'a, str>>,
     #[serde(default)]
     args: Option<serde_json::Value>,
     #[serde(default)]
@@ -342,11 +344,7 @@ fn on_line(st: &mut WireState, l: WireLine, no: u64, out: &mut Wires, cwd: &mut 
             }
         }
         "context.apply_compaction" | "context.clear" => st.turns.clear(),
-        "config.update" => {
-            if cwd.is_none() {
-                *cwd = l.cwd.filter(|c| !c.is_empty());
-            }
-        }
+        "config.update" if cwd.is_none() => *cwd = l.cwd.filter(|c| !c.is_empty()),
         _ => {}
     }
 }
@@ -392,10 +390,16 @@ fn on_event(st: &mut WireState, ev: LoopEvent, ts: Option<i64>, no: u64, out: &m
             let text = ev
                 .result
                 .and_then(|r| r.output)
-                .map(|o| value_text(&o))
+                .map(value_text)
                 .unwrap_or_default();
+            // Located by the call id it answers, so a large output is never
+            // hashed.
+            let loc = match ev.tool_call_id {
+                Some(c) if !c.is_empty() => Loc::MessageId(c.into_owned()),
+                _ => Loc::Event(no),
+            };
             if !text.is_empty() {
-                push(st, out, Role::Tool, ts, text, Loc::Event(no), id);
+                push(st, out, Role::Tool, ts, text, loc, id);
             }
         }
         _ => {}
@@ -422,10 +426,8 @@ fn push(
 /// the single parsing pass.
 fn contains_all<const N: usize>(path: &Path, needles: [&[u8]; N]) -> std::io::Result<[bool; N]> {
     let mut found = [false; N];
-    let finders: Vec<memchr::memmem::Finder> = needles
-        .iter()
-        .map(|n| memchr::memmem::Finder::new(n))
-        .collect();
+    let finders: Vec<memchr::memmem::Finder> =
+        needles.iter().map(memchr::memmem::Finder::new).collect();
     let keep = needles
         .iter()
         .map(|n| n.len())

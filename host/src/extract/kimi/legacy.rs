@@ -128,6 +128,8 @@ struct Payload<'a> {
     #[serde(default)]
     return_value: Option<ReturnValue>,
     #[serde(default)]
+    tool_call_id: Option<String>,
+    #[serde(default)]
     agent_id: Option<String>,
     #[serde(borrow, default)]
     event: Option<Box<Msg<'a>>>,
@@ -225,11 +227,13 @@ fn on_msg(
         }
         return;
     };
-    let push = |drafts: &mut Vec<Draft>, role, text: String| {
-        let mut d = Draft::new(role, ts, text, Loc::Event(no));
+    let push_at = |drafts: &mut Vec<Draft>, role, text: String, loc: Loc| {
+        let mut d = Draft::new(role, ts, text, loc);
         d.subagent = subagent;
         drafts.push(d);
     };
+    let push =
+        |drafts: &mut Vec<Draft>, role, text: String| push_at(drafts, role, text, Loc::Event(no));
     match msg.ty.as_ref() {
         "TurnBegin" | "SteerInput" => {
             *step = None;
@@ -261,16 +265,23 @@ fn on_msg(
             push(drafts, Role::Tool, tool_call_text(&name, args.as_ref()));
         }
         "ToolResult" => {
-            let rv = p.return_value;
-            let text = rv
-                .as_ref()
-                .and_then(|r| r.output.as_ref())
+            let (output, message) = p
+                .return_value
+                .map(|r| (r.output, r.message))
+                .unwrap_or_default();
+            let text = output
                 .map(value_text)
                 .filter(|t| !t.is_empty())
-                .or_else(|| rv.and_then(|r| r.message))
+                .or(message)
                 .unwrap_or_default();
+            // Located by the call id it answers (the call itself is located
+            // by line), so a large output is never hashed.
+            let loc = match p.tool_call_id {
+                Some(id) if !id.is_empty() => Loc::MessageId(id),
+                _ => Loc::Event(no),
+            };
             if !text.is_empty() {
-                push(drafts, Role::Tool, text);
+                push_at(drafts, Role::Tool, text, loc);
             }
         }
         _ => {}
