@@ -223,15 +223,15 @@ impl Server {
         self.addr
     }
 
-    /// Waits until the server stops (Ctrl-C when `stop_on_ctrl_c`).
+    /// Waits until the server stops (Ctrl-C when `stop_on_ctrl_c`). A sweep
+    /// still running is not waited for: the store is safe to stop at any
+    /// point, and the process is about to exit.
     pub fn wait(mut self) {
         if let Some(h) = self.http.take() {
             let _ = h.join();
         }
         self.stop_indexer.take();
-        if let Some(h) = self.indexer.take() {
-            let _ = h.join();
-        }
+        self.indexer.take();
     }
 
     /// Stops serving and the indexer loop, and waits for both.
