@@ -24,11 +24,11 @@ fn two_processes_sweeping_together_leave_the_store_correct() {
     let files: Vec<_> = (0..SESSIONS)
         .map(|n| write_session(&home, n, 6, 800))
         .collect();
-    for round in 0..8 {
+    for (round, file) in files.iter().enumerate().take(8) {
         if round % 2 == 0 {
             let _ = fs::remove_dir_all(store_dir(&home));
         } else {
-            let mut f = OpenOptions::new().append(true).open(&files[round]).unwrap();
+            let mut f = OpenOptions::new().append(true).open(file).unwrap();
             f.write_all(
                 pi_message(
                     &format!("x{round}"),

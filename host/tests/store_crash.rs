@@ -53,7 +53,7 @@ fn sigkill_at_random_moments_never_breaks_the_store() {
     fs::write(&files[0], pi_session(0, 7, 600)).unwrap();
     let incremental = full_sweep(&home);
     let mut rng = Rng(0x5eed_1234_abcd_ef01);
-    let mut appended = vec![0usize; SESSIONS];
+    let mut appended = [0usize; SESSIONS];
     let mut killed_after_publish = 0;
     let started = Instant::now();
 

@@ -35,7 +35,14 @@ impl Context {
                 .map(PathBuf::from)
                 .context("$HOME is not set; pass --home DIR")?,
         };
-        let env = |k: &str| std::env::var_os(k);
+        // Paths are stored in cursors: they must not depend on the cwd.
+        let home = std::path::absolute(&home).unwrap_or(home);
+        let env = |k: &str| {
+            std::env::var_os(k).map(|v| {
+                let p = PathBuf::from(&v);
+                std::path::absolute(&p).map_or(v, |a| a.into_os_string())
+            })
+        };
         let dir = store::store_dir(&store::recall_home(&home, env));
         let store = Arc::new(
             Store::open(&dir)

@@ -96,6 +96,20 @@ pub fn generation_of(e: &ManifestEntry) -> u32 {
 
 /// Classifies a unit's files against previous cursors.
 fn classify_unit(files: &[std::path::PathBuf], cursors: &[FileCursor]) -> Change {
+    // The common case: the same files in the same order, all unchanged.
+    let same_list = files.len() == cursors.len()
+        && files
+            .iter()
+            .zip(cursors)
+            .all(|(f, c)| f.as_os_str().as_encoded_bytes() == c.path.as_bytes());
+    if same_list
+        && files
+            .iter()
+            .zip(cursors)
+            .all(|(f, c)| classify(f, c) == Change::Unchanged)
+    {
+        return Change::Unchanged;
+    }
     let old: HashMap<&str, &FileCursor> = cursors.iter().map(|c| (c.path.as_str(), c)).collect();
     let now: HashSet<String> = files
         .iter()
@@ -244,7 +258,7 @@ pub fn plan(
         .filter(|p| !seen.contains(*p))
         .cloned()
         .collect();
-    plan.work.sort_by(|a, b| b.mtime_ns.cmp(&a.mtime_ns));
+    plan.work.sort_by_key(|w| std::cmp::Reverse(w.mtime_ns));
     plan
 }
 

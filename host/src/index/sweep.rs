@@ -191,12 +191,9 @@ fn execute(
     for path in plan.forget {
         batch.skipped.push((path, None));
     }
-    let expiring = m.sessions.values().filter(|e| expired(e, horizon)).count();
-    report.retired += expiring;
     batch.horizon_ms = horizon;
     batch.finish_sweep = Some(true);
-    let wrote = publish(store, batch, report)?;
-    let _ = wrote;
+    publish(store, batch, report)?;
     let cur = store.current()?;
     report.revision = cur.revision;
     report.store_id = cur.store_id.clone();
@@ -219,6 +216,7 @@ fn publish(store: &Store, batch: Batch, report: &mut SweepReport) -> Result<bool
     let out = store.publish(batch)?;
     report.refused += out.stale + out.tombstoned + out.missing;
     report.gone += out.gone;
+    report.retired += out.retired.len();
     if out.written {
         report.publishes += 1;
     }

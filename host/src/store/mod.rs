@@ -121,6 +121,17 @@ pub struct Store {
     pub sync_generations: bool,
 }
 
+/// The manifest as found on disk.
+#[derive(Debug)]
+pub(crate) enum Loaded {
+    /// None yet.
+    Missing,
+    /// A valid one.
+    Ok(Arc<Manifest>),
+    /// Unreadable as a manifest.
+    Corrupt,
+}
+
 /// Snapshots kept parsed in memory.
 const SNAPSHOT_CACHE: usize = 4;
 
@@ -164,33 +175,15 @@ impl Store {
     /// manifest is renamed `manifest.corrupt-<ms>` and replaced by an empty
     /// one with a new store id; the next sweep rebuilds it from the sources.
     pub fn current(&self) -> Result<Arc<Manifest>, StoreError> {
-        let path = self.dir.join(manifest::MANIFEST);
-        let st = stamp(&path);
-        if let (Some(st), Ok(guard)) = (st, self.cached.lock()) {
-            if let Some((s, m)) = guard.as_ref() {
-                if *s == st {
-                    return Ok(m.clone());
-                }
-            }
-        }
-        match manifest::read(&self.dir)? {
-            ReadManifest::Missing => Ok(Arc::new(Manifest::empty(String::new(), 0))),
-            ReadManifest::Ok(m, _) => {
-                let m = Arc::new(m);
-                if let (Some(st), Ok(mut guard)) = (st, self.cached.lock()) {
-                    *guard = Some((st, m.clone()));
-                }
-                Ok(m)
-            }
-            ReadManifest::Corrupt(_) => {
+        match self.load()? {
+            Loaded::Missing => Ok(Arc::new(Manifest::empty(String::new(), 0))),
+            Loaded::Ok(m) => Ok(m),
+            Loaded::Corrupt => {
                 let _lock = self.lock()?;
                 // Another writer may have repaired it meanwhile.
-                match manifest::read(&self.dir)? {
-                    ReadManifest::Corrupt(_) => {}
-                    _ => {
-                        drop(_lock);
-                        return self.current();
-                    }
+                if !matches!(self.load()?, Loaded::Corrupt) {
+                    drop(_lock);
+                    return self.current();
                 }
                 let name = manifest::quarantine(&self.dir, wall_ms())?;
                 if let Ok(mut q) = self.quarantined.lock() {
@@ -202,6 +195,41 @@ impl Store {
                 manifest::write(&self.dir, &manifest::to_bytes(&fresh)?)?;
                 Ok(Arc::new(fresh))
             }
+        }
+    }
+
+    /// Reads the manifest without locking, reusing the parsed copy while
+    /// the file is unchanged.
+    pub(crate) fn load(&self) -> Result<Loaded, StoreError> {
+        let path = self.dir.join(manifest::MANIFEST);
+        let st = stamp(&path);
+        if let (Some(st), Ok(guard)) = (st, self.cached.lock()) {
+            if let Some((s, m)) = guard.as_ref() {
+                if *s == st {
+                    return Ok(Loaded::Ok(m.clone()));
+                }
+            }
+        }
+        Ok(match manifest::read(&self.dir)? {
+            ReadManifest::Missing => Loaded::Missing,
+            ReadManifest::Corrupt(_) => Loaded::Corrupt,
+            ReadManifest::Ok(m, _) => {
+                let m = Arc::new(m);
+                if let (Some(st), Ok(mut guard)) = (st, self.cached.lock()) {
+                    *guard = Some((st, m.clone()));
+                }
+                Loaded::Ok(m)
+            }
+        })
+    }
+
+    /// The exact bytes of the current manifest (`None` before the first publish).
+    pub fn manifest_bytes(&self) -> Result<Option<Vec<u8>>, StoreError> {
+        let path = self.dir.join(manifest::MANIFEST);
+        match fs::read(&path) {
+            Ok(b) => Ok(Some(b)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(StoreError::io(&path, e)),
         }
     }
 

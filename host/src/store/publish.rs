@@ -16,11 +16,12 @@
 //! and `indexer.json` is updated in the same critical section.
 
 use super::fsutil::{random_hex, wall_ms};
-use super::manifest::{self, ReadManifest};
+use super::manifest;
 use super::retention::{newest_ms, TOMBSTONE_KEEP_MS};
 use super::state::{self, SkipReason, SkippedUnit};
-use super::{snapshots, Store, StoreError};
+use super::{snapshots, Loaded, Store, StoreError};
 use recall_core::model::{Manifest, ManifestEntry};
+use std::sync::Arc;
 
 /// One writer's changes.
 #[derive(Clone, Debug, Default)]
@@ -80,119 +81,54 @@ pub struct Outcome {
 impl Store {
     /// Merges a batch into the manifest under the writer lock.
     pub fn publish(&self, batch: Batch) -> Result<Outcome, StoreError> {
-        let _lock = self.lock()?;
+        let lock = self.lock()?;
         let now = wall_ms();
-        let (mut m, old_bytes) = match manifest::read(self.dir())? {
-            ReadManifest::Ok(m, bytes) => (m, Some(bytes)),
-            ReadManifest::Missing => (Manifest::empty(random_hex(12), batch.parser_version), None),
-            ReadManifest::Corrupt(_) => {
-                drop(_lock);
+        let (base, existed) = match self.load()? {
+            Loaded::Ok(m) => (m, true),
+            Loaded::Missing => (
+                Arc::new(Manifest::empty(random_hex(12), batch.parser_version)),
+                false,
+            ),
+            Loaded::Corrupt => {
+                drop(lock);
                 // Quarantines it and writes an empty manifest with a new id.
                 self.current()?;
                 return Err(StoreError::StoreChanged);
             }
         };
-        if m.parser_version > batch.parser_version {
+        if base.parser_version > batch.parser_version {
             return Err(StoreError::NewerParser {
-                found: m.parser_version,
+                found: base.parser_version,
                 ours: batch.parser_version,
             });
         }
-        if old_bytes.is_some()
-            && !batch.base_store_id.is_empty()
-            && m.store_id != batch.base_store_id
-        {
+        if existed && !batch.base_store_id.is_empty() && base.store_id != batch.base_store_id {
             return Err(StoreError::StoreChanged);
         }
-        let old = old_bytes.as_ref().map(|_| m.clone());
         let mut out = Outcome::default();
-        let mut st = state::read(self.dir(), &m.store_id);
-        let mut changed = old_bytes.is_none() || m.parser_version != batch.parser_version;
-
-        for (key, entry) in batch.upserts {
-            if m.tombstones
-                .get(&key)
-                .is_some_and(|&t| t >= batch.watermark)
-            {
-                out.tombstoned += 1;
-                continue;
-            }
-            if m.sessions
-                .get(&key)
-                .is_some_and(|e| e.watermark > batch.watermark)
-            {
-                out.stale += 1;
-                continue;
-            }
-            let present = self
-                .generation_path(&entry.generation_file)
-                .is_some_and(|p| p.exists());
-            if !present {
-                out.missing += 1;
-                continue;
-            }
-            if m.sessions.get(&key) != Some(&entry) {
-                changed = true;
-                out.applied += 1;
-            }
-            m.tombstones.remove(&key);
-            m.sessions.insert(key, entry);
-        }
-        for key in batch.gone {
-            if let Some(e) = m.sessions.get_mut(&key) {
-                if !e.source_gone && e.watermark <= batch.watermark {
-                    e.source_gone = true;
-                    e.watermark = batch.watermark;
-                    out.gone += 1;
-                    changed = true;
-                }
-            }
-        }
-        if let Some(horizon) = batch.horizon_ms {
-            let expired: Vec<String> = m
-                .sessions
-                .iter()
-                .filter(|(_, e)| newest_ms(e).is_some_and(|n| n < horizon))
-                .map(|(k, _)| k.clone())
-                .collect();
-            for key in expired {
-                if let Some(e) = m.sessions.remove(&key) {
-                    if let Some(main) = e.files.first() {
-                        st.skipped.insert(
-                            main.path.clone(),
-                            SkippedUnit {
-                                reason: SkipReason::Retired,
-                                key: Some(key.clone()),
-                                newest_ms: newest_ms(&e),
-                                context: context_of(&e),
-                                files: e.files.clone(),
-                            },
-                        );
+        let mut st = state::read(self.dir(), &base.store_id);
+        let mut state_changed = st.store_id != base.store_id;
+        st.store_id = base.store_id.clone();
+        let mut revision = base.revision;
+        if may_change(&base, existed, &batch, now) {
+            let mut m = (*base).clone();
+            let mut changed = merge(self, &mut m, &batch, now, &mut st, &mut out);
+            changed |= !existed || m.parser_version != batch.parser_version;
+            if changed {
+                m.revision += 1;
+                m.updated_at_ms = now;
+                m.parser_version = batch.parser_version;
+                if existed {
+                    if let Some(bytes) = self.manifest_bytes()? {
+                        snapshots::save(&self.dir().join(snapshots::SNAPSHOTS), &base, &bytes)?;
                     }
-                    m.tombstones.insert(key.clone(), now);
-                    out.retired.push(key);
-                    changed = true;
                 }
+                manifest::write(self.dir(), &manifest::to_bytes(&m)?)?;
+                out.written = true;
+                revision = m.revision;
+                state_changed |= !out.retired.is_empty();
             }
         }
-        let before = m.tombstones.len();
-        m.tombstones
-            .retain(|_, t| now.saturating_sub(*t) <= TOMBSTONE_KEEP_MS);
-        changed |= m.tombstones.len() != before;
-
-        if changed {
-            m.revision += 1;
-            m.updated_at_ms = now;
-            m.parser_version = batch.parser_version;
-            if let (Some(old), Some(bytes)) = (&old, &old_bytes) {
-                snapshots::save(&self.dir().join(snapshots::SNAPSHOTS), old, bytes)?;
-            }
-            manifest::write(self.dir(), &manifest::to_bytes(&m)?)?;
-            out.written = true;
-        }
-
-        let mut state_changed = st.store_id != m.store_id;
-        st.store_id = m.store_id.clone();
         for (path, unit) in batch.skipped {
             state_changed = true;
             match unit {
@@ -208,10 +144,109 @@ impl Store {
         if state_changed || out.written {
             state::write(self.dir(), &st).map_err(|e| StoreError::io(self.dir(), e))?;
         }
-        out.store_id = m.store_id.clone();
-        out.revision = m.revision;
+        out.store_id = st.store_id;
+        out.revision = revision;
         Ok(out)
     }
+}
+
+/// Whether the batch can change the manifest at all (a cheap read-only
+/// check, so a sweep that found nothing new never copies the manifest).
+fn may_change(m: &Manifest, existed: bool, b: &Batch, now: i64) -> bool {
+    !existed
+        || m.parser_version != b.parser_version
+        || !b.upserts.is_empty()
+        || b.gone
+            .iter()
+            .any(|k| m.sessions.get(k).is_some_and(|e| !e.source_gone))
+        || b.horizon_ms.is_some_and(|h| {
+            m.sessions
+                .values()
+                .any(|e| newest_ms(e).is_some_and(|n| n < h))
+        })
+        || m.tombstones
+            .values()
+            .any(|t| now.saturating_sub(*t) > TOMBSTONE_KEEP_MS)
+}
+
+/// Applies the batch to `m` through the gate; returns whether `m` changed.
+fn merge(
+    store: &Store,
+    m: &mut Manifest,
+    batch: &Batch,
+    now: i64,
+    st: &mut state::IndexerState,
+    out: &mut Outcome,
+) -> bool {
+    let mut changed = false;
+    for (key, entry) in &batch.upserts {
+        if m.tombstones.get(key).is_some_and(|&t| t >= batch.watermark) {
+            out.tombstoned += 1;
+            continue;
+        }
+        if m.sessions
+            .get(key)
+            .is_some_and(|e| e.watermark > batch.watermark)
+        {
+            out.stale += 1;
+            continue;
+        }
+        let present = store
+            .generation_path(&entry.generation_file)
+            .is_some_and(|p| p.exists());
+        if !present {
+            out.missing += 1;
+            continue;
+        }
+        if m.sessions.get(key) != Some(entry) {
+            changed = true;
+            out.applied += 1;
+        }
+        changed |= m.tombstones.remove(key).is_some();
+        m.sessions.insert(key.clone(), entry.clone());
+    }
+    for key in &batch.gone {
+        if let Some(e) = m.sessions.get_mut(key) {
+            if !e.source_gone && e.watermark <= batch.watermark {
+                e.source_gone = true;
+                e.watermark = batch.watermark;
+                out.gone += 1;
+                changed = true;
+            }
+        }
+    }
+    if let Some(horizon) = batch.horizon_ms {
+        let expired: Vec<String> = m
+            .sessions
+            .iter()
+            .filter(|(_, e)| newest_ms(e).is_some_and(|n| n < horizon))
+            .map(|(k, _)| k.clone())
+            .collect();
+        for key in expired {
+            let Some(e) = m.sessions.remove(&key) else {
+                continue;
+            };
+            if let Some(main) = e.files.first() {
+                st.skipped.insert(
+                    main.path.clone(),
+                    SkippedUnit {
+                        reason: SkipReason::Retired,
+                        key: Some(key.clone()),
+                        newest_ms: newest_ms(&e),
+                        context: context_of(&e),
+                        files: e.files.clone(),
+                    },
+                );
+            }
+            m.tombstones.insert(key.clone(), now);
+            out.retired.push(key);
+            changed = true;
+        }
+    }
+    let before = m.tombstones.len();
+    m.tombstones
+        .retain(|_, t| now.saturating_sub(*t) <= TOMBSTONE_KEEP_MS);
+    changed | (m.tombstones.len() != before)
 }
 
 /// The discovery-context fingerprint an entry was extracted with.
