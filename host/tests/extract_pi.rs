@@ -205,3 +205,35 @@ fn empty_unreadable_vanished_and_looping_files() {
         );
     }
 }
+
+#[test]
+fn odd_field_shapes_lose_the_field_not_the_line() {
+    let s = Scratch::new("pi-shapes");
+    let text = [
+        r#"{"type":"session","version":3,"id":"019e0000-0000-7000-8000-0000000000aa","cwd":42,"parentSession":{"path":"x"}}"#,
+        r#"{"type":"message","id":"u1","parentId":null,"timestamp":{"odd":1},"message":{"role":"user","content":[{"type":"text","text":{"odd":true}},{"type":"text","text":"kept prompt"}],"timestamp":"2026-06-05T05:25:00Z"}}"#,
+        r#"{"type":"message","id":"a1","parentId":"u1","timestamp":"2026-06-05T05:25:01Z","message":{"role":"assistant","content":{"type":"text","text":"single part object"},"timestamp":[1]}}"#,
+        r#"{"type":"session_info","id":"i1","parentId":"a1","name":["not","a","name"]}"#,
+        "",
+    ]
+    .join("\n");
+    let p = s.write("sessions/--w--/o_1.jsonl", text.as_bytes());
+    let x = pi::extract(&unit(&p)).unwrap().unwrap();
+    assert_eq!(x.diagnostics.bad_lines, 0);
+    assert_eq!(x.meta.cwd, None);
+    assert_eq!(x.meta.parent, None);
+    assert_eq!(x.meta.title.as_deref(), Some("kept prompt"));
+    let got: Vec<(&str, i64)> = x
+        .records
+        .iter()
+        .map(|r| (r.text.as_str(), r.ts_ms))
+        .collect();
+    let t = |s: &str| recall_host::extract::common::iso_ms(s).unwrap();
+    assert_eq!(
+        got,
+        vec![
+            ("kept prompt", t("2026-06-05T05:25:00Z")),
+            ("single part object", t("2026-06-05T05:25:01Z")),
+        ]
+    );
+}

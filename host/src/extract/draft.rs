@@ -7,6 +7,7 @@
 //! `content.part`s of one step) can grow before they are finished.
 
 use super::common::{cap_prose, cap_tool, content_hash16, title_from};
+use super::lenient::{drain_map, drain_seq, Str};
 use super::{Diagnostics, Extracted};
 use recall_core::model::{Locator, Mark, MessageRecord, Parent, Role, SessionMeta, Source};
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
@@ -264,8 +265,8 @@ impl<'a> TextOrParts<'a> {
         }
         let mut out = String::new();
         let mut first = true;
-        for p in self.parts.iter().filter(|p| p.ty == "text") {
-            if let Some(t) = &p.text {
+        for p in self.parts.iter().filter(|p| p.is("text")) {
+            if let Some(t) = p.text.get() {
                 if !first {
                     out.push_str(sep);
                 }
@@ -277,24 +278,74 @@ impl<'a> TextOrParts<'a> {
     }
 }
 
-/// One content part. Fields a part kind does not use stay `None`.
+/// One content part. Fields a part kind does not use, or that have an
+/// unexpected shape, read as absent.
 #[derive(Debug, Deserialize)]
 pub struct Part<'a> {
     /// `text`, `think`, `thinking`, `toolCall`, `image`, …
     #[serde(rename = "type", borrow, default)]
-    pub ty: Cow<'a, str>,
+    pub ty: Str<'a>,
     /// Text of a `text` part.
     #[serde(borrow, default)]
-    pub text: Option<Cow<'a, str>>,
+    pub text: Str<'a>,
     /// Id of a tool call part.
     #[serde(borrow, default)]
-    pub id: Option<Cow<'a, str>>,
+    pub id: Str<'a>,
     /// Tool name of a tool call part.
     #[serde(borrow, default)]
-    pub name: Option<Cow<'a, str>>,
+    pub name: Str<'a>,
     /// Arguments of a tool call part.
     #[serde(default)]
     pub arguments: Option<serde_json::Value>,
+}
+
+impl Part<'_> {
+    /// True when the part's `type` is `ty`.
+    pub fn is(&self, ty: &str) -> bool {
+        self.ty.get() == Some(ty)
+    }
+}
+
+/// A timestamp field: an epoch number (seconds or ms) or an RFC 3339
+/// string; any other value reads as absent.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Ts(pub Option<i64>);
+
+impl<'de> Deserialize<'de> for Ts {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Ts;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a timestamp")
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Ts, E> {
+                Ok(Ts(num_ts_ms(v)))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Ts, E> {
+                Ok(Ts(num_ts_ms(v as f64)))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Ts, E> {
+                Ok(Ts(num_ts_ms(v as f64)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Ts, E> {
+                Ok(Ts(super::common::iso_ms(v)))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Ts, E> {
+                Ok(Ts(None))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Ts, E> {
+                Ok(Ts(None))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Ts, A::Error> {
+                drain_seq(seq).map(|_| Ts(None))
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<Ts, A::Error> {
+                drain_map(map).map(|_| Ts(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 impl<'de: 'a, 'a> Deserialize<'de> for TextOrParts<'a> {
@@ -325,6 +376,26 @@ impl<'de: 'a, 'a> Deserialize<'de> for TextOrParts<'a> {
             }
             fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
                 Ok(TextOrParts::default())
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(TextOrParts::default())
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(TextOrParts::default())
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(TextOrParts::default())
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(TextOrParts::default())
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                // A single part object where a list was expected.
+                let part = Part::deserialize(de::value::MapAccessDeserializer::new(map))?;
+                Ok(TextOrParts {
+                    string: None,
+                    parts: vec![part],
+                })
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
                 let mut parts = Vec::new();
@@ -379,9 +450,8 @@ impl<'de: 'a, 'a> Deserialize<'de> for PartOrOther<'a> {
             fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
                 Ok(PartOrOther::Other)
             }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                while seq.next_element::<de::IgnoredAny>()?.is_some() {}
-                Ok(PartOrOther::Other)
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+                drain_seq(seq).map(|_| PartOrOther::Other)
             }
         }
         d.deserialize_any(V(std::marker::PhantomData))
@@ -479,6 +549,31 @@ mod tests {
         );
         assert_eq!(sniff_type(b"<<<<<<< HEAD"), None);
         assert_eq!(sniff_type(br#"{"type":"a\"b"}"#), None);
+    }
+
+    #[test]
+    fn odd_shapes_read_as_absent() {
+        let t: TextOrParts = serde_json::from_str(r#"{"type":"text","text":"one"}"#).unwrap();
+        assert_eq!(t.text(""), "one");
+        let t: TextOrParts = serde_json::from_str("42").unwrap();
+        assert_eq!(t.text(""), "");
+        let p: TextOrParts = serde_json::from_str(r#"[{"type":"text","text":{"x":1}}]"#).unwrap();
+        assert_eq!(p.text(""), "");
+        let ts: Vec<Ts> = serde_json::from_str(
+            r#"[1779256800000, 1773723366.25, "2026-01-01T00:00:00Z", {"a":1}, null]"#,
+        )
+        .unwrap();
+        let ts: Vec<Option<i64>> = ts.into_iter().map(|t| t.0).collect();
+        assert_eq!(
+            ts,
+            [
+                Some(1779256800000),
+                Some(1773723366250),
+                Some(1767225600000),
+                None,
+                None
+            ]
+        );
     }
 
     #[test]

@@ -14,13 +14,12 @@
 
 use super::common::for_each_line;
 use super::draft::{
-    assemble, blank, mtime_ms, num_ts_ms, sniff_type, tool_call_text, Draft, Header, Loc,
-    TextOrParts,
+    assemble, blank, mtime_ms, sniff_type, tool_call_text, Draft, Header, Loc, TextOrParts, Ts,
 };
+use super::lenient::{Obj, Str};
 use super::{Diagnostics, ExtractError, Extracted, SessionSource};
 use recall_core::model::{session_key, Mark, Parent, Relation, Role, Source};
 use serde::Deserialize;
-use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -117,51 +116,53 @@ struct State {
     leaf: Option<String>,
 }
 
+/// One entry (or the header). Fields with an unexpected shape read as
+/// absent (lenient types), so a format change loses a field, not the line.
 #[derive(Deserialize)]
 struct Entry<'a> {
     #[serde(rename = "type", borrow, default)]
-    ty: Cow<'a, str>,
+    ty: Str<'a>,
     #[serde(borrow, default)]
-    id: Option<Cow<'a, str>>,
+    id: Str<'a>,
     #[serde(rename = "parentId", borrow, default)]
-    parent_id: Option<Cow<'a, str>>,
+    parent_id: Str<'a>,
     #[serde(default)]
-    timestamp: Option<serde_json::Value>,
+    timestamp: Ts,
     #[serde(borrow, default)]
-    message: Option<Message<'a>>,
+    message: Obj<Message<'a>>,
     // header
-    #[serde(default)]
-    cwd: Option<String>,
-    #[serde(rename = "parentSession", default)]
-    parent_session: Option<String>,
-    #[serde(rename = "branchedFrom", default)]
-    branched_from: Option<String>,
+    #[serde(borrow, default)]
+    cwd: Str<'a>,
+    #[serde(rename = "parentSession", borrow, default)]
+    parent_session: Str<'a>,
+    #[serde(rename = "branchedFrom", borrow, default)]
+    branched_from: Str<'a>,
     // session_info
-    #[serde(default)]
-    name: Option<String>,
+    #[serde(borrow, default)]
+    name: Str<'a>,
 }
 
 #[derive(Deserialize)]
 struct Message<'a> {
     #[serde(borrow, default)]
-    role: Cow<'a, str>,
+    role: Str<'a>,
     #[serde(borrow, default)]
     content: Option<TextOrParts<'a>>,
     #[serde(default)]
-    timestamp: Option<serde_json::Value>,
+    timestamp: Ts,
     #[serde(borrow, default)]
-    command: Option<Cow<'a, str>>,
+    command: Str<'a>,
     #[serde(borrow, default)]
-    output: Option<Cow<'a, str>>,
+    output: Str<'a>,
 }
 
 /// Just the tree links of an entry that is never indexed.
 #[derive(Deserialize)]
 struct Link<'a> {
     #[serde(borrow, default)]
-    id: Option<Cow<'a, str>>,
+    id: Str<'a>,
     #[serde(rename = "parentId", borrow, default)]
-    parent_id: Option<Cow<'a, str>>,
+    parent_id: Str<'a>,
 }
 
 impl State {
@@ -183,31 +184,28 @@ impl State {
         let Ok(e) = serde_json::from_slice::<Entry>(bytes) else {
             return false;
         };
-        match e.ty.as_ref() {
+        match e.ty.get().unwrap_or("") {
             "session" => {
                 if self.id.is_none() {
-                    self.id = e.id.map(Cow::into_owned);
-                    self.cwd = e.cwd.filter(|c| !c.is_empty());
+                    self.id = e.id.non_empty().map(str::to_string);
+                    self.cwd = e.cwd.non_empty().map(str::to_string);
                     self.parent = e
                         .parent_session
-                        .or(e.branched_from)
-                        .filter(|p| !p.is_empty());
+                        .non_empty()
+                        .or(e.branched_from.non_empty())
+                        .map(str::to_string);
                 }
                 return true;
             }
             "session_info" => {
-                if let Some(name) = e.name.filter(|n| !n.trim().is_empty()) {
-                    self.title = Some(name);
+                if let Some(name) = e.name.get().filter(|n| !blank(n)) {
+                    self.title = Some(name.to_string());
                 }
             }
             "message" => {
-                if let Some(m) = e.message {
-                    let ts = m
-                        .timestamp
-                        .as_ref()
-                        .and_then(value_ts)
-                        .or_else(|| e.timestamp.as_ref().and_then(value_ts));
-                    self.message(m, ts, e.id.as_deref(), no);
+                if let Some(m) = e.message.0 {
+                    let ts = m.timestamp.0.or(e.timestamp.0);
+                    self.message(m, ts, e.id.non_empty(), no);
                 }
             }
             _ => {}
@@ -216,13 +214,11 @@ impl State {
         true
     }
 
-    fn link(&mut self, id: Option<Cow<str>>, parent: Option<Cow<str>>) {
-        if let Some(id) = id.filter(|i| !i.is_empty()) {
-            self.tree.insert(
-                id.to_string(),
-                parent.map(Cow::into_owned).filter(|p| !p.is_empty()),
-            );
-            self.leaf = Some(id.into_owned());
+    fn link(&mut self, id: Str, parent: Str) {
+        if let Some(id) = id.non_empty() {
+            self.tree
+                .insert(id.to_string(), parent.non_empty().map(str::to_string));
+            self.leaf = Some(id.to_string());
         }
     }
 
@@ -237,7 +233,7 @@ impl State {
             d.item_id = item.clone();
             drafts.push(d);
         };
-        match m.role.as_ref() {
+        match m.role.get().unwrap_or("") {
             "user" => {
                 let raw = m.content.map(|c| c.text("")).unwrap_or_default();
                 let text = match strip_leading_blocks(&raw) {
@@ -254,11 +250,11 @@ impl State {
                 if !blank(&text) {
                     push(&mut self.drafts, Role::Assistant, text, loc(id));
                 }
-                for p in c.parts.iter().filter(|p| p.ty == "toolCall") {
-                    let row = tool_call_text(p.name.as_deref().unwrap_or(""), p.arguments.as_ref());
-                    let l = match (&p.id, id) {
-                        (Some(call), _) if !call.is_empty() => Loc::MessageId(call.to_string()),
-                        _ => Loc::Event(no),
+                for p in c.parts.iter().filter(|p| p.is("toolCall")) {
+                    let row = tool_call_text(p.name.get().unwrap_or(""), p.arguments.as_ref());
+                    let l = match p.id.non_empty() {
+                        Some(call) => Loc::MessageId(call.to_string()),
+                        None => Loc::Event(no),
                     };
                     push(&mut self.drafts, Role::Tool, row, l);
                 }
@@ -270,10 +266,10 @@ impl State {
                 }
             }
             "bashExecution" => {
-                let mut text = m.command.map(Cow::into_owned).unwrap_or_default();
-                if let Some(out) = m.output.filter(|o| !o.is_empty()) {
+                let mut text = m.command.get().unwrap_or("").to_string();
+                if let Some(out) = m.output.non_empty() {
                     text.push('\n');
-                    text.push_str(&out);
+                    text.push_str(out);
                 }
                 if !text.is_empty() {
                     push(&mut self.drafts, Role::Tool, text, loc(id));
@@ -317,15 +313,6 @@ impl State {
             ids,
             reason: "branch".into(),
         }]
-    }
-}
-
-/// A timestamp that is an ISO string or an epoch number.
-fn value_ts(v: &serde_json::Value) -> Option<i64> {
-    match v {
-        serde_json::Value::String(s) => super::common::iso_ms(s),
-        serde_json::Value::Number(n) => n.as_f64().and_then(num_ts_ms),
-        _ => None,
     }
 }
 
@@ -382,7 +369,7 @@ fn parent_id(parent: &str) -> Option<String> {
     let _ = for_each_line(p, 0, 0, &mut diag, |line| {
         if id.is_none() && line.no == 1 {
             if let Ok(e) = serde_json::from_slice::<Link>(line.bytes) {
-                id = e.id.map(Cow::into_owned);
+                id = e.id.non_empty().map(str::to_string);
             }
         }
     });

@@ -32,38 +32,39 @@ impl Legacy {
         session_id: &str,
         span: Option<(String, String, u64, u64)>,
     ) {
-        let data = row.data.unwrap_or_default();
+        let data = row.data.0.unwrap_or_default();
+        let event = row.event.get().unwrap_or("");
         // Rows that name another session are not this log's (info lines
         // carry no session id and are always read).
-        if row.event != "info" && data.session_id.as_deref().is_some_and(|s| s != session_id) {
+        if event != "info" && data.session_id.get().is_some_and(|s| s != session_id) {
             return;
         }
-        match row.event.as_ref() {
+        match event {
             "session_started" => {
-                if let Some(task) = data.task.filter(|t| !blank(t)) {
+                if let Some(task) = data.task.get().filter(|t| !blank(t)) {
                     self.saw_task = true;
-                    self.push(Role::User, ts, task.into_owned(), Loc::Event(no));
+                    self.push(Role::User, ts, task.to_string(), Loc::Event(no));
                 }
             }
             "steer_requested" => {
-                let (Some(id), Some(text)) = (data.id, data.text) else {
+                let (Some(id), Some(text)) = (data.id.get(), data.text.get()) else {
                     return;
                 };
-                if blank(&text) {
+                if blank(text) {
                     return;
                 }
                 self.slots.push(None);
-                let d = Draft::new(Role::User, ts, text.into_owned(), Loc::Event(no));
+                let d = Draft::new(Role::User, ts, text.to_string(), Loc::Event(no));
                 self.steers
-                    .insert(id.into_owned(), (self.slots.len() - 1, d));
+                    .insert(id.to_string(), (self.slots.len() - 1, d));
             }
             "steer_delivered" => {
-                if let Some((slot, d)) = data.id.and_then(|id| self.steers.remove(id.as_ref())) {
+                if let Some((slot, d)) = data.id.get().and_then(|id| self.steers.remove(id)) {
                     self.slots[slot] = Some(d);
                 }
             }
             "info" => {
-                if let Some(text) = row.message.as_deref().and_then(follow_up) {
+                if let Some(text) = row.message.get().and_then(follow_up) {
                     self.push(Role::User, ts, text.to_string(), Loc::Event(no));
                 }
             }

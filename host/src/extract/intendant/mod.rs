@@ -13,14 +13,14 @@ mod lanes;
 pub mod sidecar;
 
 use super::common::{for_each_line, read_small};
-use super::draft::{assemble, blank, mtime_ms, num_ts_ms, sniff_key, Draft, Header, Loc};
+use super::draft::{assemble, blank, mtime_ms, sniff_key, Draft, Header, Loc, Ts};
+use super::lenient::{Obj, Str, Uint};
 use super::{Diagnostics, ExtractError, Extracted, SessionSource};
 use dating::Dating;
 use lanes::{Legacy, Messages};
 use recall_core::model::{session_key, Parent, Relation, Source};
 use serde::Deserialize;
 use sidecar::Sidecars;
-use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -76,57 +76,59 @@ pub(crate) struct Meta {
     pub parent_session_id: Option<String>,
 }
 
-/// One log row; fields an event does not use stay `None`.
+/// One log row. Fields an event does not use, or with an unexpected shape,
+/// read as absent (lenient types), so a format change loses a field, not
+/// the line.
 #[derive(Deserialize)]
 pub(crate) struct Row<'a> {
     #[serde(borrow, default)]
-    pub ts: Option<Cow<'a, str>>,
+    pub ts: Str<'a>,
     #[serde(default)]
-    pub ts_ms: Option<f64>,
+    pub ts_ms: Ts,
     #[serde(borrow, default)]
-    pub event: Cow<'a, str>,
+    pub event: Str<'a>,
     #[serde(borrow, default)]
-    pub message: Option<Cow<'a, str>>,
+    pub message: Str<'a>,
     #[serde(borrow, default)]
-    pub data: Option<Data<'a>>,
+    pub data: Obj<Data<'a>>,
     #[serde(borrow, default)]
-    pub file: Option<Cow<'a, str>>,
+    pub file: Str<'a>,
 }
 
 /// `data` fields of the indexed events.
 #[derive(Default, Deserialize)]
 pub(crate) struct Data<'a> {
     #[serde(borrow, default)]
-    pub session_id: Option<Cow<'a, str>>,
+    pub session_id: Str<'a>,
     #[serde(borrow, default)]
-    pub task: Option<Cow<'a, str>>,
+    pub task: Str<'a>,
     #[serde(borrow, default)]
-    pub id: Option<Cow<'a, str>>,
+    pub id: Str<'a>,
     #[serde(borrow, default)]
-    pub text: Option<Cow<'a, str>>,
+    pub text: Str<'a>,
     #[serde(borrow, default)]
-    pub message_id: Option<Cow<'a, str>>,
+    pub message_id: Str<'a>,
     #[serde(default)]
-    pub message_seq: Option<u64>,
+    pub message_seq: Uint,
     #[serde(borrow, default)]
-    pub role: Option<Cow<'a, str>>,
+    pub role: Str<'a>,
     #[serde(borrow, default)]
-    pub provenance: Option<Cow<'a, str>>,
+    pub provenance: Str<'a>,
     #[serde(default)]
-    pub model_offset: Option<u64>,
+    pub model_offset: Uint,
     #[serde(default)]
-    pub model_bytes: Option<u64>,
+    pub model_bytes: Uint,
     #[serde(default)]
-    pub cut_after_seq: Option<u64>,
+    pub cut_after_seq: Uint,
     #[serde(default)]
-    pub mapping: Option<Vec<serde_json::Value>>,
+    pub mapping: Option<serde_json::Value>,
     // session_relationship
-    #[serde(default)]
-    pub parent_session_id: Option<String>,
-    #[serde(default)]
-    pub child_session_id: Option<String>,
-    #[serde(default)]
-    pub relation: Option<String>,
+    #[serde(borrow, default)]
+    pub parent_session_id: Str<'a>,
+    #[serde(borrow, default)]
+    pub child_session_id: Str<'a>,
+    #[serde(borrow, default)]
+    pub relation: Str<'a>,
 }
 
 /// Events the extractor reads; every other row is skipped unparsed.
@@ -314,22 +316,27 @@ impl Run<'_> {
 
     fn row(&mut self, row: Row, no: u64) {
         // Every row's time of day feeds the day counter, in file order.
-        let dated = self.dating.row(row.ts.as_deref());
-        let ts = row.ts_ms.and_then(num_ts_ms).or(dated);
-        match row.event.as_ref() {
+        let dated = self.dating.row(row.ts.get());
+        let ts = row.ts_ms.0.or(dated);
+        let event = row.event.get().unwrap_or("");
+        match event {
             "session_identity" => self.wrapper = true,
             "session_relationship" => {
-                let Some(d) = &row.data else { return };
-                let me = d.child_session_id.as_deref().or(d.session_id.as_deref());
+                let Some(d) = &row.data.0 else { return };
+                let me = d.child_session_id.non_empty().or(d.session_id.non_empty());
                 if me.is_none_or(|m| m == self.session_id) {
-                    if let Some(p) = d.parent_session_id.clone() {
-                        self.parent = Some((p, d.relation.clone()));
+                    if let Some(p) = d.parent_session_id.non_empty() {
+                        let rel = d.relation.non_empty().map(str::to_string);
+                        self.parent = Some((p.to_string(), rel));
                     }
                 }
             }
             "conversation_message_epoch" => {
                 if matches!(self.era, Era::Undecided) {
-                    let mapping = row.data.and_then(|d| d.mapping).unwrap_or_default();
+                    let mapping = match row.data.0.and_then(|d| d.mapping) {
+                        Some(serde_json::Value::Array(m)) => m,
+                        _ => Vec::new(),
+                    };
                     let legacy = std::mem::take(&mut self.legacy).close(&mapping);
                     self.era = Era::Mixed(legacy);
                 }
@@ -338,14 +345,14 @@ impl Run<'_> {
                 if matches!(self.era, Era::Undecided) {
                     self.era = Era::New;
                 }
-                if row.event == "conversation_rewound" {
-                    if let Some(cut) = row.data.and_then(|d| d.cut_after_seq) {
+                if event == "conversation_rewound" {
+                    if let Some(cut) = row.data.0.and_then(|d| d.cut_after_seq.0) {
                         self.messages.rewound(cut);
                     }
                     return;
                 }
-                let Some(data) = row.data else { return };
-                if let Some(d) = self.message(data, row.file.as_deref(), ts, no) {
+                let Some(data) = row.data.0 else { return };
+                if let Some(d) = self.message(data, row.file.non_empty(), ts, no) {
                     self.messages.push(d);
                 }
             }
@@ -362,17 +369,17 @@ impl Run<'_> {
     /// or a message without text.
     fn message(&mut self, d: Data, file: Option<&str>, ts: Option<i64>, no: u64) -> Option<Draft> {
         if matches!(
-            d.provenance.as_deref(),
+            d.provenance.get(),
             Some("system_injection" | "tool_output" | "context_summary")
         ) {
             return None;
         }
-        let role = match d.role.as_deref() {
+        let role = match d.role.get() {
             Some("user") => recall_core::model::Role::User,
             Some("assistant") => recall_core::model::Role::Assistant,
             _ => return None,
         };
-        let (text, loc) = match (file, d.model_offset, d.model_bytes) {
+        let (text, loc) = match (file, d.model_offset.0, d.model_bytes.0) {
             (Some(f), Some(off), Some(len)) => {
                 let text = self.read_span(f, off, len)?;
                 (
@@ -385,10 +392,10 @@ impl Run<'_> {
                 )
             }
             _ => {
-                let text = d.text?.into_owned();
-                let loc = match &d.message_id {
-                    Some(id) if !id.is_empty() => Loc::MessageId(id.to_string()),
-                    _ => Loc::Event(no),
+                let text = d.text.get()?.to_string();
+                let loc = match d.message_id.non_empty() {
+                    Some(id) => Loc::MessageId(id.to_string()),
+                    None => Loc::Event(no),
                 };
                 (text, loc)
             }
@@ -397,19 +404,19 @@ impl Run<'_> {
             return None;
         }
         let mut draft = Draft::new(role, ts, text, loc);
-        draft.seq = d.message_seq;
-        draft.item_id = d.message_id.map(Cow::into_owned);
+        draft.seq = d.message_seq.0;
+        draft.item_id = d.message_id.non_empty().map(str::to_string);
         Some(draft)
     }
 
     /// The sidecar text of a legacy `model_response` row.
     fn span_text(&mut self, row: &Row) -> Option<(String, String, u64, u64)> {
-        if row.event != "model_response" {
+        if row.event.get() != Some("model_response") {
             return None;
         }
-        let f = row.file.as_deref()?;
-        let d = row.data.as_ref()?;
-        let (off, len) = (d.model_offset?, d.model_bytes?);
+        let f = row.file.non_empty()?;
+        let d = row.data.0.as_ref()?;
+        let (off, len) = (d.model_offset.0?, d.model_bytes.0?);
         let text = self.read_span(f, off, len)?;
         Some((text, f.to_string(), off, len))
     }

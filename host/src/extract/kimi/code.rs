@@ -13,13 +13,13 @@
 
 use crate::extract::common::{for_each_line, read_small};
 use crate::extract::draft::{
-    assemble, blank, mtime_ms, num_ts_ms, sniff_type, tool_call_text, value_text, Draft, Header,
-    Loc, Part, TextOrParts,
+    assemble, blank, mtime_ms, sniff_type, tool_call_text, value_text, Draft, Header, Loc, Part,
+    TextOrParts, Ts,
 };
+use crate::extract::lenient::{Obj, Str, Uint};
 use crate::extract::{Diagnostics, ExtractError, Extracted, SessionSource};
 use recall_core::model::{Mark, Parent, Relation, Role, Source};
 use serde::Deserialize;
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::Read;
 use std::path::Path;
@@ -146,31 +146,33 @@ struct Wires {
     marks: Vec<Mark>,
 }
 
-/// One wire line; fields a type does not use stay `None`.
+/// One wire line. Fields a type does not use, or that have an unexpected
+/// shape, read as absent (lenient types), so a format change loses a field,
+/// not the line.
 #[derive(Deserialize)]
 struct WireLine<'a> {
     #[serde(rename = "type", borrow, default)]
-    ty: Cow<'a, str>,
+    ty: Str<'a>,
     #[serde(default)]
-    time: Option<f64>,
+    time: Ts,
     #[serde(borrow, default)]
     input: Option<TextOrParts<'a>>,
     #[serde(default)]
     origin: Option<serde_json::Value>,
     #[serde(borrow, default)]
-    message: Option<Message<'a>>,
+    message: Obj<Message<'a>>,
     #[serde(borrow, default)]
-    event: Option<LoopEvent<'a>>,
+    event: Obj<LoopEvent<'a>>,
     #[serde(default)]
-    count: Option<u64>,
-    #[serde(default)]
-    cwd: Option<String>,
+    count: Uint,
+    #[serde(borrow, default)]
+    cwd: Str<'a>,
 }
 
 #[derive(Deserialize)]
 struct Message<'a> {
     #[serde(borrow, default)]
-    role: Cow<'a, str>,
+    role: Str<'a>,
     #[serde(borrow, default)]
     content: Option<TextOrParts<'a>>,
     #[serde(default)]
@@ -180,21 +182,21 @@ struct Message<'a> {
 #[derive(Deserialize)]
 struct LoopEvent<'a> {
     #[serde(rename = "type", borrow, default)]
-    ty: Cow<'a, str>,
+    ty: Str<'a>,
     #[serde(rename = "stepUuid", borrow, default)]
-    step_uuid: Option<Cow<'a, str>>,
+    step_uuid: Str<'a>,
     #[serde(borrow, default)]
-    uuid: Option<Cow<'a, str>>,
+    uuid: Str<'a>,
     #[serde(borrow, default)]
-    part: Option<Part<'a>>,
+    part: Obj<Part<'a>>,
     #[serde(borrow, default)]
-    name: Option<Cow<'a, str>>,
+    name: Str<'a>,
     #[serde(rename = "toolCallId", borrow, default)]
-    tool_call_id: Option<Cow<'a, str>>,
+    tool_call_id: Str<'a>,
     #[serde(default)]
     args: Option<serde_json::Value>,
     #[serde(default)]
-    result: Option<ToolResult>,
+    result: Obj<ToolResult>,
 }
 
 #[derive(Deserialize)]
@@ -288,9 +290,10 @@ fn read_wire(
 }
 
 fn on_line(st: &mut WireState, l: WireLine, no: u64, out: &mut Wires, cwd: &mut Option<String>) {
-    let ts = l.time.and_then(num_ts_ms);
+    let ts = l.time.0;
     let id = |st: &WireState| Some(format!("{}:{no}", st.agent));
-    match l.ty.as_ref() {
+    let ty = l.ty.get().unwrap_or("");
+    match ty {
         "turn.prompt" | "turn.steer" => {
             if !user_origin(l.origin.as_ref()) {
                 return;
@@ -299,31 +302,32 @@ fn on_line(st: &mut WireState, l: WireLine, no: u64, out: &mut Wires, cwd: &mut 
             if blank(&text) {
                 return;
             }
-            if l.ty == "turn.prompt" {
+            if ty == "turn.prompt" {
                 st.turns.push(out.drafts.len());
             }
             push(st, out, Role::User, ts, text, Loc::Event(no), id(st));
         }
         "context.append_message" => {
-            let Some(m) = l.message else { return };
+            let Some(m) = l.message.0 else { return };
             let text = m.content.map(|c| c.text("\n")).unwrap_or_default();
             if blank(&text) {
                 return;
             }
-            if m.role == "user" && !st.has_prompt && user_origin(m.origin.as_ref()) {
+            let role = m.role.get();
+            if role == Some("user") && !st.has_prompt && user_origin(m.origin.as_ref()) {
                 st.turns.push(out.drafts.len());
                 push(st, out, Role::User, ts, text, Loc::Event(no), id(st));
-            } else if m.role == "assistant" && !st.has_part {
+            } else if role == Some("assistant") && !st.has_part {
                 push(st, out, Role::Assistant, ts, text, Loc::Event(no), id(st));
             }
         }
         "context.append_loop_event" => {
-            if let Some(ev) = l.event {
+            if let Some(ev) = l.event.0 {
                 on_event(st, ev, ts, no, out);
             }
         }
         "context.undo" => {
-            let n = l.count.unwrap_or(1).max(1);
+            let n = l.count.0.unwrap_or(1).max(1);
             let mut from = None;
             for _ in 0..n {
                 match st.turns.pop() {
@@ -344,59 +348,62 @@ fn on_line(st: &mut WireState, l: WireLine, no: u64, out: &mut Wires, cwd: &mut 
             }
         }
         "context.apply_compaction" | "context.clear" => st.turns.clear(),
-        "config.update" if cwd.is_none() => *cwd = l.cwd.filter(|c| !c.is_empty()),
+        "config.update" if cwd.is_none() => *cwd = l.cwd.non_empty().map(str::to_string),
         _ => {}
     }
 }
 
 fn on_event(st: &mut WireState, ev: LoopEvent, ts: Option<i64>, no: u64, out: &mut Wires) {
     let id = Some(format!("{}:{no}", st.agent));
-    match ev.ty.as_ref() {
+    let step_uuid = ev.step_uuid.non_empty();
+    match ev.ty.get().unwrap_or("") {
         "content.part" => {
-            let Some(part) = ev.part else { return };
-            if part.ty != "text" {
+            let Some(part) = ev.part.0 else { return };
+            if !part.is("text") {
                 return;
             }
-            let Some(text) = part.text else { return };
-            if let Some(step) = &ev.step_uuid {
-                if let Some(&i) = st.steps.get(step.as_ref()) {
+            let Some(text) = part.text.get() else { return };
+            if let Some(step) = step_uuid {
+                if let Some(&i) = st.steps.get(step) {
                     let d = &mut out.drafts[i];
                     d.text.push('\n');
-                    d.text.push_str(&text);
+                    d.text.push_str(text);
                     return;
                 }
             }
-            if blank(&text) {
+            if blank(text) {
                 return;
             }
-            let loc = match &ev.step_uuid {
+            let loc = match step_uuid {
                 Some(s) => {
                     st.steps.insert(s.to_string(), out.drafts.len());
                     Loc::MessageId(s.to_string())
                 }
                 None => Loc::Event(no),
             };
-            push(st, out, Role::Assistant, ts, text.into_owned(), loc, id);
+            push(st, out, Role::Assistant, ts, text.to_string(), loc, id);
         }
         "tool.call" => {
-            let text = tool_call_text(ev.name.as_deref().unwrap_or(""), ev.args.as_ref());
+            let text = tool_call_text(ev.name.get().unwrap_or(""), ev.args.as_ref());
             let loc = ev
                 .uuid
-                .map(|u| Loc::MessageId(u.into_owned()))
+                .non_empty()
+                .map(|u| Loc::MessageId(u.to_string()))
                 .unwrap_or(Loc::Event(no));
             push(st, out, Role::Tool, ts, text, loc, id);
         }
         "tool.result" => {
             let text = ev
                 .result
+                .0
                 .and_then(|r| r.output)
                 .map(value_text)
                 .unwrap_or_default();
             // Located by the call id it answers, so a large output is never
             // hashed.
-            let loc = match ev.tool_call_id {
-                Some(c) if !c.is_empty() => Loc::MessageId(c.into_owned()),
-                _ => Loc::Event(no),
+            let loc = match ev.tool_call_id.non_empty() {
+                Some(c) => Loc::MessageId(c.to_string()),
+                None => Loc::Event(no),
             };
             if !text.is_empty() {
                 push(st, out, Role::Tool, ts, text, loc, id);

@@ -12,13 +12,13 @@
 
 use crate::extract::common::{for_each_line, read_small};
 use crate::extract::draft::{
-    assemble, blank, mtime_ms, num_ts_ms, sniff_type, tool_call_text, value_text, Draft, Header,
-    Loc, TextOrParts,
+    assemble, blank, mtime_ms, sniff_type, tool_call_text, value_text, Draft, Header, Loc,
+    TextOrParts, Ts,
 };
+use crate::extract::lenient::{Obj, Str};
 use crate::extract::{Diagnostics, ExtractError, Extracted, SessionSource};
 use recall_core::model::{Role, Source};
 use serde::Deserialize;
-use std::borrow::Cow;
 use std::collections::HashSet;
 use std::path::Path;
 
@@ -98,20 +98,22 @@ fn read_title(path: &Path) -> Option<String> {
         .or(raw.title.filter(|t| !t.trim().is_empty()))
 }
 
+/// One wire line. Fields with an unexpected shape read as absent (lenient
+/// types), so a format change loses a field, not the line.
 #[derive(Deserialize)]
 struct WireLine<'a> {
     #[serde(default)]
-    timestamp: Option<f64>,
+    timestamp: Ts,
     #[serde(borrow, default)]
-    message: Option<Msg<'a>>,
+    message: Obj<Msg<'a>>,
 }
 
 #[derive(Deserialize)]
 struct Msg<'a> {
     #[serde(rename = "type", borrow, default)]
-    ty: Cow<'a, str>,
+    ty: Str<'a>,
     #[serde(borrow, default)]
-    payload: Option<Payload<'a>>,
+    payload: Obj<Payload<'a>>,
 }
 
 /// The payload fields of every indexed message type.
@@ -120,35 +122,35 @@ struct Payload<'a> {
     #[serde(borrow, default)]
     user_input: Option<TextOrParts<'a>>,
     #[serde(rename = "type", borrow, default)]
-    ty: Option<Cow<'a, str>>,
+    ty: Str<'a>,
     #[serde(borrow, default)]
-    text: Option<Cow<'a, str>>,
-    #[serde(default)]
-    function: Option<Function>,
-    #[serde(default)]
-    return_value: Option<ReturnValue>,
-    #[serde(default)]
-    tool_call_id: Option<String>,
-    #[serde(default)]
-    agent_id: Option<String>,
+    text: Str<'a>,
     #[serde(borrow, default)]
-    event: Option<Box<Msg<'a>>>,
+    function: Obj<Function<'a>>,
+    #[serde(default)]
+    return_value: Obj<ReturnValue<'a>>,
+    #[serde(borrow, default)]
+    tool_call_id: Str<'a>,
+    #[serde(borrow, default)]
+    agent_id: Str<'a>,
+    #[serde(borrow, default)]
+    event: Obj<Box<Msg<'a>>>,
 }
 
 #[derive(Deserialize)]
-struct Function {
-    #[serde(default)]
-    name: Option<String>,
+struct Function<'a> {
+    #[serde(borrow, default)]
+    name: Str<'a>,
     #[serde(default)]
     arguments: Option<serde_json::Value>,
 }
 
 #[derive(Deserialize)]
-struct ReturnValue {
+struct ReturnValue<'a> {
     #[serde(default)]
     output: Option<serde_json::Value>,
-    #[serde(default)]
-    message: Option<String>,
+    #[serde(borrow, default)]
+    message: Str<'a>,
 }
 
 fn indexed(ty: &[u8]) -> bool {
@@ -193,15 +195,15 @@ fn read_wire(
             }
             return;
         };
-        let Some(msg) = l.message else { return };
-        let ts = l.timestamp.and_then(num_ts_ms);
-        if msg.ty == "SubagentEvent" {
-            let Some(p) = msg.payload else { return };
-            let agent = p.agent_id.unwrap_or_default();
+        let Some(msg) = l.message.0 else { return };
+        let ts = l.timestamp.0;
+        if msg.ty.get() == Some("SubagentEvent") {
+            let Some(p) = msg.payload.0 else { return };
+            let agent = p.agent_id.get().unwrap_or("").to_string();
             if own_wire.contains(&agent) {
                 return;
             }
-            if let Some(inner) = p.event {
+            if let Some(inner) = p.event.0 {
                 let slot = steps.inline.entry(agent).or_default();
                 on_msg(*inner, ts, line.no, true, slot, drafts);
             }
@@ -221,8 +223,9 @@ fn on_msg(
     step: &mut Option<usize>,
     drafts: &mut Vec<Draft>,
 ) {
-    let Some(p) = msg.payload else {
-        if matches!(msg.ty.as_ref(), "StepBegin" | "TurnBegin") {
+    let ty = msg.ty.get().unwrap_or("");
+    let Some(p) = msg.payload.0 else {
+        if matches!(ty, "StepBegin" | "TurnBegin") {
             *step = None;
         }
         return;
@@ -234,7 +237,7 @@ fn on_msg(
     };
     let push =
         |drafts: &mut Vec<Draft>, role, text: String| push_at(drafts, role, text, Loc::Event(no));
-    match msg.ty.as_ref() {
+    match ty {
         "TurnBegin" | "SteerInput" => {
             *step = None;
             let text = p.user_input.map(|u| u.text("\n")).unwrap_or_default();
@@ -244,30 +247,32 @@ fn on_msg(
         }
         "StepBegin" => *step = None,
         "ContentPart" => {
-            if p.ty.as_deref() != Some("text") {
+            if p.ty.get() != Some("text") {
                 return;
             }
-            let Some(text) = p.text else { return };
+            let Some(text) = p.text.get() else { return };
             if let Some(i) = *step {
                 let d = &mut drafts[i];
                 d.text.push('\n');
-                d.text.push_str(&text);
-            } else if !blank(&text) {
+                d.text.push_str(text);
+            } else if !blank(text) {
                 *step = Some(drafts.len());
-                push(drafts, Role::Assistant, text.into_owned());
+                push(drafts, Role::Assistant, text.to_string());
             }
         }
         "ToolCall" => {
             let (name, args) = p
                 .function
-                .map(|f| (f.name.unwrap_or_default(), f.arguments))
+                .0
+                .map(|f| (f.name.get().unwrap_or("").to_string(), f.arguments))
                 .unwrap_or_default();
             push(drafts, Role::Tool, tool_call_text(&name, args.as_ref()));
         }
         "ToolResult" => {
             let (output, message) = p
                 .return_value
-                .map(|r| (r.output, r.message))
+                .0
+                .map(|r| (r.output, r.message.get().map(str::to_string)))
                 .unwrap_or_default();
             let text = output
                 .map(value_text)
@@ -276,9 +281,9 @@ fn on_msg(
                 .unwrap_or_default();
             // Located by the call id it answers (the call itself is located
             // by line), so a large output is never hashed.
-            let loc = match p.tool_call_id {
-                Some(id) if !id.is_empty() => Loc::MessageId(id),
-                _ => Loc::Event(no),
+            let loc = match p.tool_call_id.non_empty() {
+                Some(id) => Loc::MessageId(id.to_string()),
+                None => Loc::Event(no),
             };
             if !text.is_empty() {
                 push_at(drafts, Role::Tool, text, loc);
