@@ -130,3 +130,86 @@ pub fn subtree_keys(manifest: &Manifest, key: &str) -> Vec<String> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use recall_core::model::{Parent, Relation, SessionMeta, Source};
+
+    fn entry(id: &str, parent: Option<&str>, created: i64) -> (String, ManifestEntry) {
+        let meta = SessionMeta {
+            source: Source::Pi,
+            session_id: id.into(),
+            title: None,
+            cwd: None,
+            branch: None,
+            created_ms: Some(created),
+            updated_ms: Some(created),
+            messages: 1,
+            parent: parent.map(|p| Parent {
+                key: format!("pi:{p}"),
+                relation: Relation::Fork,
+            }),
+            resume: None,
+            paths: vec![],
+        };
+        (
+            meta.key(),
+            ManifestEntry {
+                meta,
+                generation_file: String::new(),
+                records: 1,
+                max_ts_ms: None,
+                bytes: 0,
+                source_gone: false,
+                files: vec![],
+                watermark: 0,
+                state: Value::Null,
+            },
+        )
+    }
+
+    fn manifest(entries: &[(&str, Option<&str>, i64)]) -> Manifest {
+        let mut m = Manifest::empty("s".into(), 1);
+        for (id, p, t) in entries {
+            let (k, e) = entry(id, *p, *t);
+            m.sessions.insert(k, e);
+        }
+        m
+    }
+
+    #[test]
+    fn tree_and_chain() {
+        let m = manifest(&[
+            ("a", None, 1),
+            ("b", Some("a"), 3),
+            ("c", Some("a"), 2),
+            ("d", Some("c"), 4),
+        ]);
+        let chain = ancestors(&m, "pi:d");
+        let anc: Vec<&str> = chain
+            .iter()
+            .map(|v| v["session_key"].as_str().unwrap())
+            .collect();
+        assert_eq!(anc, ["pi:a", "pi:c"]);
+        let down = descendants(&m, "pi:a");
+        assert_eq!(down[0]["session_key"], "pi:c", "children by creation time");
+        assert_eq!(down[0]["children"][0]["session_key"], "pi:d");
+        assert_eq!(down[1]["session_key"], "pi:b");
+        assert_eq!(subtree_keys(&m, "pi:a"), ["pi:a", "pi:c", "pi:d", "pi:b"]);
+    }
+
+    #[test]
+    fn cycles_and_missing_parents_end() {
+        let m = manifest(&[
+            ("a", Some("b"), 1),
+            ("b", Some("a"), 2),
+            ("c", Some("gone"), 3),
+        ]);
+        assert_eq!(ancestors(&m, "pi:a").len(), 1);
+        assert_eq!(subtree_keys(&m, "pi:a"), ["pi:a", "pi:b"]);
+        assert_eq!(descendants(&m, "pi:a").len(), 1);
+        let c = ancestors(&m, "pi:c");
+        assert_eq!(c[0]["missing"], true);
+    }
+}
