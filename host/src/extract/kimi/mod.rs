@@ -35,7 +35,7 @@ pub fn discover_code(root: &Path) -> Vec<SessionSource> {
             if state.is_file() {
                 files.push(state);
             }
-            for agent in sorted_dirs(&dir.join("agents")) {
+            for agent in natural(sorted_dirs(&dir.join("agents"))) {
                 let wire = agent.join("wire.jsonl");
                 if file_name(&agent) != "main" && wire.is_file() {
                     files.push(wire);
@@ -72,7 +72,7 @@ pub fn discover_legacy(root: &Path) -> Vec<SessionSource> {
             if state.is_file() {
                 files.push(state);
             }
-            for sub in sorted_dirs(&dir.join("subagents")) {
+            for sub in natural(sorted_dirs(&dir.join("subagents"))) {
                 let wire = sub.join("wire.jsonl");
                 if wire.is_file() {
                     files.push(wire);
@@ -221,6 +221,19 @@ fn sorted_dirs(dir: &Path) -> Vec<PathBuf> {
     v
 }
 
+/// Directories ordered by name with a trailing number compared as a number
+/// (`agent-2` before `agent-10`), so sub-agents keep their spawn order.
+fn natural(mut dirs: Vec<PathBuf>) -> Vec<PathBuf> {
+    fn key(p: &Path) -> (String, u64, String) {
+        let name = file_name(p);
+        let digits = name.bytes().rev().take_while(u8::is_ascii_digit).count();
+        let (stem, num) = name.split_at(name.len() - digits);
+        (stem.to_string(), num.parse().unwrap_or(0), name.clone())
+    }
+    dirs.sort_by_cached_key(|p| key(p));
+    dirs
+}
+
 fn file_name(p: &Path) -> String {
     p.file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -230,6 +243,18 @@ fn file_name(p: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sub_agents_sort_by_number() {
+        let v = natural(
+            ["agent-10", "agent-2", "agent-0", "x"]
+                .iter()
+                .map(PathBuf::from)
+                .collect(),
+        );
+        let names: Vec<String> = v.iter().map(|p| file_name(p)).collect();
+        assert_eq!(names, ["agent-0", "agent-2", "agent-10", "x"]);
+    }
 
     #[test]
     fn md5_matches_kimi_cli_directory_names() {
