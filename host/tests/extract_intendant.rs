@@ -330,3 +330,25 @@ fn empty_unreadable_vanished_and_looping_files() {
         );
     }
 }
+
+#[test]
+fn damaged_logs_never_panic() {
+    let s = Scratch::new("intendant-mut");
+    for dir in ["new-era", "22222222-2222-4222-8222-222222222222", "mixed"] {
+        let root = copy_fixture(&s, dir);
+        let log = root.join("logs").join(dir).join("session.jsonl");
+        let meta = root.join("logs").join(dir).join("session_meta.json");
+        let unit = unit_named(&root, dir);
+        let original = std::fs::read(&log).unwrap();
+        let original_meta = std::fs::read(&meta).unwrap();
+        for m in files::mutations(&original, 200) {
+            std::fs::write(&log, &m).unwrap();
+            let _ = intendant::extract(&unit);
+        }
+        std::fs::write(&log, &original).unwrap();
+        for m in files::mutations(&original_meta, 100) {
+            std::fs::write(&meta, &m).unwrap();
+            let _ = intendant::extract(&unit);
+        }
+    }
+}

@@ -284,3 +284,33 @@ fn empty_unreadable_vanished_and_looping_files() {
         let _ = kimi::discover_code(&root); // terminates
     }
 }
+
+#[test]
+fn damaged_wires_never_panic() {
+    let s = Scratch::new("kimi-mut");
+    let root = code_home(&s);
+    let unit = kimi::discover_code(&root).remove(0);
+    let wire = root.join("sessions/wd_work_0123456789ab/session_1/agents/main/wire.jsonl");
+    let shared = golden::shared_dir();
+    let mut originals = vec![std::fs::read(&wire).unwrap()];
+    originals.push(
+        std::fs::read(shared.join("corpus/kimi/kimi-code-v1x/sample-main/agents/main/wire.jsonl"))
+            .unwrap(),
+    );
+    for original in &originals {
+        for m in files::mutations(original, 300) {
+            std::fs::write(&wire, &m).unwrap();
+            let _ = kimi::extract(&unit);
+        }
+    }
+    let legacy = shared.join("corpus/kimi/legacy-kimi-cli/with-subagent-collapsed/wire.jsonl");
+    let lw = s.path("legacy/sessions/h/u1/wire.jsonl");
+    let lunit = SessionSource {
+        files: vec![lw.clone()],
+        ..legacy_unit(lw.parent().unwrap())
+    };
+    for m in files::mutations(&std::fs::read(legacy).unwrap(), 300) {
+        std::fs::write(&lw, &m).unwrap();
+        let _ = kimi::extract(&lunit);
+    }
+}

@@ -237,3 +237,19 @@ fn odd_field_shapes_lose_the_field_not_the_line() {
         ]
     );
 }
+
+#[test]
+fn damaged_files_never_panic() {
+    let s = Scratch::new("pi-mut");
+    let p = s.path("sessions/--w--/m_1.jsonl");
+    let real = std::fs::read(
+        golden::shared_dir().join("corpus/pi/real-v3/agent-history-session-01-redacted.jsonl"),
+    )
+    .unwrap();
+    for original in [branched().into_bytes(), real] {
+        for m in files::mutations(&original, 300) {
+            std::fs::write(&p, &m).unwrap();
+            let _ = pi::extract(&unit(&p));
+        }
+    }
+}

@@ -93,3 +93,46 @@ pub fn symlink_loop(path: &Path) {
     let _ = std::fs::remove_file(path);
     std::os::unix::fs::symlink(path, path).expect("symlink loop");
 }
+
+/// Deterministic damaged copies of `bytes`: cut at many points, bytes
+/// replaced by JSON-significant or invalid ones, lines swapped. An
+/// extractor must survive every one of them without a panic.
+pub fn mutations(bytes: &[u8], count: usize) -> Vec<Vec<u8>> {
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let len = bytes.len().max(1);
+    let noise: &[u8] = b"\"{}[]:,\\\n\xff\xc3 0-";
+    (0..count)
+        .map(|i| {
+            let mut v = bytes.to_vec();
+            match i % 3 {
+                0 => v.truncate((next() as usize) % len),
+                1 => {
+                    for _ in 0..1 + next() % 4 {
+                        let at = (next() as usize) % len;
+                        if let Some(b) = v.get_mut(at) {
+                            *b = noise[(next() as usize) % noise.len()];
+                        }
+                    }
+                }
+                _ => {
+                    let mut lines: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
+                    if lines.len() > 2 {
+                        let a = (next() as usize) % lines.len();
+                        let b = (next() as usize) % lines.len();
+                        lines.swap(a, b);
+                        let dup = lines[(next() as usize) % lines.len()];
+                        lines.push(dup);
+                    }
+                    v = lines.join(&b'\n');
+                }
+            }
+            v
+        })
+        .collect()
+}
