@@ -1,3 +1,4 @@
 //! recall-tests: cross-crate integration tests.
 
+pub mod parity;
 pub mod truth;

@@ -59,7 +59,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 producers_note(&root.join("pkg"), &tmp),
             ));
         }
-        eprintln!("xtask: pkg/ is up to date ({} bytes of wasm)", wasm_size(&tmp));
+        eprintln!(
+            "xtask: pkg/ is up to date ({} bytes of wasm)",
+            wasm_size(&tmp)
+        );
     } else {
         let pkg = root.join("pkg");
         recreate_dir(&pkg)?;
@@ -87,7 +90,10 @@ fn locked_version(root: &Path, package: &str) -> Result<String, String> {
     let mut lines = lock.lines();
     while let Some(line) = lines.next() {
         if line.trim() == wanted {
-            if let Some(v) = lines.next().and_then(|l| l.trim().strip_prefix("version = ")) {
+            if let Some(v) = lines
+                .next()
+                .and_then(|l| l.trim().strip_prefix("version = "))
+            {
                 return Ok(v.trim_matches('"').to_string());
             }
         }
@@ -142,7 +148,12 @@ fn require_target() -> Result<(), String> {
         .output()
         .map_err(|e| format!("cannot run rustc: {e}"))?;
     let sysroot = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-    if sysroot.join("lib/rustlib").join(TARGET).join("lib").is_dir() {
+    if sysroot
+        .join("lib/rustlib")
+        .join(TARGET)
+        .join("lib")
+        .is_dir()
+    {
         Ok(())
     } else {
         Err(format!(
@@ -174,7 +185,15 @@ fn build_core(root: &Path) -> Result<PathBuf, String> {
     }
     let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
     cmd.current_dir(root)
-        .args(["build", "--release", "--lib", "--package", CRATE, "--target", TARGET])
+        .args([
+            "build",
+            "--release",
+            "--lib",
+            "--package",
+            CRATE,
+            "--target",
+            TARGET,
+        ])
         .arg("--target-dir")
         .arg(&target_dir)
         .env("CARGO_ENCODED_RUSTFLAGS", flags.join("\x1f"))

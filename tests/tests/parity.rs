@@ -1,0 +1,76 @@
+//! Native/wasm parity (DESIGN.md §8, §10): thousands of generated requests,
+//! and every page their cursors lead to, give byte-identical JSON from the
+//! native core and from the committed `pkg/recall_core_bg.wasm` in wasmtime.
+//! Each request also carries what it must find, so the comparison cannot
+//! pass on empty answers.
+
+use recall_tests::parity::corpus::{self, Corpus};
+use recall_tests::parity::requests::{self, Expect};
+use recall_tests::parity::run::{run, Sides};
+use recall_tests::parity::shipped_wasm;
+use recall_tests::parity::wasm::WasmIndex;
+
+/// corpus-gen seeds whose truth files become the corpus.
+const SEEDS: [u64; 3] = [1, 2, 3];
+/// Source sessions generated per seed.
+const SESSIONS: u32 = 60;
+/// Seed of the request generator.
+const REQUEST_SEED: u64 = 20_261_129;
+
+fn corpus() -> Corpus {
+    corpus::from_seeds(&SEEDS, SESSIONS).unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn native_and_wasm_agree_byte_for_byte() {
+    let corpus = corpus();
+    assert!(
+        corpus.facts.sessions.len() >= 150,
+        "{} sessions",
+        corpus.facts.sessions.len()
+    );
+    let probes = requests::generate(&corpus.facts, REQUEST_SEED);
+    assert!(probes.len() >= 2_000, "only {} probes", probes.len());
+    let strict = probes.iter().filter(|p| p.expect != Expect::Any).count();
+    assert!(
+        strict * 4 >= probes.len() * 3,
+        "{strict} of {} probes check a result",
+        probes.len()
+    );
+
+    let mut sides = Sides::load(&corpus, &shipped_wasm()).unwrap_or_else(|e| panic!("{e}"));
+    let out = run(&mut sides, &probes).unwrap_or_else(|e| panic!("{e}"));
+    eprintln!("parity: {out}");
+    assert!(out.is_clean(), "{out}");
+    assert!(
+        out.with_hits * 2 >= out.probes,
+        "too few probes found anything: {out}"
+    );
+    assert!(out.cursor_pages >= 500, "too few cursor pages: {out}");
+    assert!(out.errors >= 25, "too few error probes: {out}");
+}
+
+#[test]
+fn byte_abi_refuses_bad_input_with_a_message() {
+    let mut w = WasmIndex::load(&shipped_wasm()).unwrap_or_else(|e| panic!("{e}"));
+    let err = w
+        .add_generation("0000000000000000.json", b"{}")
+        .expect_err("a name that is not the content hash must be refused");
+    assert!(err.to_string().contains("content hash"), "{err}");
+    let err = w
+        .set_manifest(b"not json")
+        .expect_err("a bad manifest must be refused");
+    assert!(err.to_string().contains("manifest"), "{err}");
+    // An empty index still answers with a well-formed response.
+    let body = w
+        .search_json(r#"{"q":"anything"}"#)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let v: serde_json::Value =
+        serde_json::from_str(&body).unwrap_or_else(|e| panic!("{e}: {body}"));
+    assert_eq!(v["ok"], true, "{body}");
+    assert_eq!(v["sessions"].as_array().map(Vec::len), Some(0), "{body}");
+    let body = w
+        .search_json("\u{0}not json")
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(body.contains("\"invalid_param\""), "{body}");
+}
