@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# THE test command for recall: installs what is missing, checks that the
+# committed pkg/ is what the sources build, runs every test of every crate,
+# and prints a summary. Exits non-zero when any step fails.
+#
+#   bash scripts/test.sh            # from anywhere inside the repo
+#
+# Environment: RECALL_TEST_PROFILE=debug runs the cargo tests unoptimised
+# (default release: the parity and truth suites are CPU-bound, and release
+# is faster overall on 2 cores even counting the longer compile).
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
+
+results=()
+failed=0
+passed=0
+
+# step NAME CMD...: runs CMD, records ok/FAILED and its duration.
+step() {
+  local name=$1
+  shift
+  local start=$SECONDS
+  echo
+  echo "==> $name"
+  if "$@"; then
+    results+=("ok      $name ($((SECONDS - start))s)")
+    passed=$((passed + 1))
+  else
+    results+=("FAILED  $name ($((SECONDS - start))s)")
+    failed=$((failed + 1))
+  fi
+}
+
+# The wasm-bindgen version the crate is locked at (CLI and crate must match).
+bindgen_version() {
+  awk '/^name = "wasm-bindgen"$/ { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock
+}
+
+install_wasm_target() {
+  if rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
+    echo "wasm32-unknown-unknown: installed"
+  else
+    rustup target add wasm32-unknown-unknown
+  fi
+}
+
+install_wasm_bindgen() {
+  local want
+  want=$(bindgen_version)
+  if [ -z "$want" ]; then
+    echo "cannot find the wasm-bindgen version in Cargo.lock" >&2
+    return 1
+  fi
+  if [ "$(wasm-bindgen --version 2>/dev/null)" = "wasm-bindgen $want" ]; then
+    echo "wasm-bindgen $want: installed"
+  else
+    echo "installing wasm-bindgen-cli $want (takes a few minutes)"
+    cargo install wasm-bindgen-cli --version "=$want"
+  fi
+}
+
+check_prerequisites() {
+  local ok=0
+  command -v python3 >/dev/null || { echo "python3 is required (corpus generator)" >&2; ok=1; }
+  [ -f ../shared/corpus-gen/gen.py ] || {
+    echo "../shared/corpus-gen/gen.py is missing: the tests expect shared/ beside the repo" >&2
+    ok=1
+  }
+  return $ok
+}
+
+cargo_tests() {
+  if [ "${RECALL_TEST_PROFILE:-release}" = debug ]; then
+    cargo test --workspace
+  else
+    cargo test --workspace --release
+  fi
+}
+
+step "prerequisites (python3, ../shared)" check_prerequisites
+step "install wasm32 target" install_wasm_target
+step "install wasm-bindgen CLI" install_wasm_bindgen
+step "pkg/ is current (cargo xtask wasm --check)" cargo xtask wasm --check
+step "cargo test --workspace" cargo_tests
+
+echo
+echo "==> summary"
+printf '  %s\n' "${results[@]}"
+echo "test.sh: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
