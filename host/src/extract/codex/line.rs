@@ -220,17 +220,21 @@ impl<'de: 'a, 'a> Visitor<'de> for TextVisitor<'a> {
 }
 
 /// `Err(true)` = not JSON (a bad line); `Err(false)` = JSON of another shape.
+/// The line is validated as UTF-8 once, whole, then parsed from `&str`
+/// (faster than serde_json's per-string validation of a byte slice).
 pub fn parse_outer(bytes: &[u8]) -> Result<Outer<'_>, bool> {
-    serde_json::from_slice(bytes).map_err(|_| is_not_json(bytes))
+    let text = std::str::from_utf8(bytes).map_err(|_| true)?;
+    serde_json::from_str(text).map_err(|_| is_not_json(text))
 }
 
 /// A bare-era line (or line 1) parsed as a payload.
 pub fn parse_bare(bytes: &[u8]) -> Result<Payload<'_>, bool> {
-    serde_json::from_slice(bytes).map_err(|_| is_not_json(bytes))
+    let text = std::str::from_utf8(bytes).map_err(|_| true)?;
+    serde_json::from_str(text).map_err(|_| is_not_json(text))
 }
 
-fn is_not_json(bytes: &[u8]) -> bool {
-    serde_json::from_slice::<de::IgnoredAny>(bytes).is_err()
+fn is_not_json(text: &str) -> bool {
+    serde_json::from_str::<de::IgnoredAny>(text).is_err()
 }
 
 #[cfg(test)]

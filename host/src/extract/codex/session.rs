@@ -12,6 +12,7 @@ use crate::extract::common::iso_ms;
 use crate::extract::draft::{finish, Draft, Loc};
 use crate::extract::{Diagnostics, Extracted};
 use recall_core::model::{AnchorPosition, Mark, Parent, Relation, Role, SessionMeta, Source};
+use std::borrow::Cow;
 use std::path::Path;
 
 /// Harness text injected as user messages (checked after leading whitespace).
@@ -89,7 +90,7 @@ impl Session {
                     self.cwd = Some(c.to_string());
                 }
             }
-            Some("response_item") => self.item(no, ts, &p),
+            Some("response_item") => self.item(no, ts, p),
             Some("event_msg") => self.event(no, ts, &p),
             _ => {} // compacted (and its replacement_history), unknown kinds
         }
@@ -116,7 +117,7 @@ impl Session {
             return true;
         }
         match line::parse_bare(bytes) {
-            Ok(p) => self.item(no, None, &p),
+            Ok(p) => self.item(no, None, p),
             Err(bad) => self.bad(bad, bytes),
         }
         true
@@ -180,7 +181,7 @@ impl Session {
         self.candidates.push((lane, d));
     }
 
-    fn item(&mut self, no: u64, ts: Option<i64>, p: &Payload<'_>) {
+    fn item(&mut self, no: u64, ts: Option<i64>, p: Payload<'_>) {
         let item = p.id.get();
         match p.ty.get() {
             Some("message") => {
@@ -212,7 +213,7 @@ impl Session {
                 self.push(Lane::Tool, Role::Tool, no, ts, text, item);
             }
             Some("function_call_output" | "custom_tool_call_output") => {
-                let text = p.output.0.as_deref().unwrap_or_default().to_string();
+                let text = p.output.0.map(Cow::into_owned).unwrap_or_default();
                 self.push(Lane::Tool, Role::Tool, no, ts, text, item);
             }
             Some("local_shell_call") => {
