@@ -1,17 +1,23 @@
-//! The arena: a byte-bounded LRU of prepared shards shared by all queries.
+//! The arena: byte-bounded LRU caches shared by all queries — prepared
+//! shards, and the trigram filters that let a search skip a shard without
+//! loading it.
 //!
-//! Shards are keyed by generation file name (content-named, so a cached
-//! shard is never stale). Each costs its `heap_bytes()`; inserting beyond
-//! the budget evicts the least recently used. A shard larger than the whole
+//! Both are keyed by generation file name (content-named, so a cached entry
+//! is never stale). A shard costs its `heap_bytes()`; inserting beyond the
+//! budget evicts the least recently used. A shard larger than the whole
 //! budget is handed out but not kept. Loads happen outside the lock, so two
 //! queries may prepare the same shard at once; the second insert is a no-op.
 
-use recall_core::PreparedShard;
+use recall_core::{PreparedShard, ShardGrams};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
-/// Default budget: 192 MiB.
+/// Default shard budget: 192 MiB.
 pub const DEFAULT_ARENA_BYTES: usize = 192 << 20;
+
+/// Default trigram filter budget: 64 MiB (about 1/16 of the folded text
+/// they describe, so this covers ~1 GB of shards).
+pub const DEFAULT_GRAMS_BYTES: usize = 64 << 20;
 
 /// Why a shard could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -34,14 +40,63 @@ pub enum ArenaError {
     },
 }
 
-#[derive(Debug, Default)]
-struct Inner {
-    map: HashMap<String, (Arc<PreparedShard>, usize, u64)>,
+/// A byte-bounded LRU map.
+#[derive(Debug)]
+struct Lru<V> {
+    map: HashMap<String, (Arc<V>, usize, u64)>,
     order: BTreeMap<u64, String>,
     tick: u64,
     bytes: usize,
+    budget: usize,
     hits: u64,
     misses: u64,
+}
+
+impl<V> Lru<V> {
+    fn new(budget: usize) -> Lru<V> {
+        Lru {
+            map: HashMap::new(),
+            order: BTreeMap::new(),
+            tick: 0,
+            bytes: 0,
+            budget,
+            hits: 0,
+            misses: 0,
+        }
+    }
+
+    fn get(&mut self, name: &str) -> Option<Arc<V>> {
+        self.tick += 1;
+        let tick = self.tick;
+        let Some((v, _, last)) = self.map.get_mut(name) else {
+            self.misses += 1;
+            return None;
+        };
+        let (v, old) = (v.clone(), *last);
+        *last = tick;
+        self.order.remove(&old);
+        self.order.insert(tick, name.to_string());
+        self.hits += 1;
+        Some(v)
+    }
+
+    fn insert(&mut self, name: &str, v: Arc<V>, size: usize) {
+        if size > self.budget || self.map.contains_key(name) {
+            return;
+        }
+        while self.bytes + size > self.budget {
+            let Some((_, victim)) = self.order.pop_first() else {
+                break;
+            };
+            if let Some((_, s, _)) = self.map.remove(&victim) {
+                self.bytes -= s;
+            }
+        }
+        self.tick += 1;
+        self.order.insert(self.tick, name.to_string());
+        self.map.insert(name.to_string(), (v, size, self.tick));
+        self.bytes += size;
+    }
 }
 
 /// A loaded shard and the bytes read to load it (0 on a cache hit).
@@ -60,19 +115,23 @@ pub struct ArenaStats {
     pub shards: usize,
     /// Their heap bytes.
     pub bytes: usize,
-    /// The budget.
+    /// The shard budget.
     pub budget: usize,
-    /// Lookups served from the cache.
+    /// Shard lookups served from the cache.
     pub hits: u64,
-    /// Lookups that loaded.
+    /// Shard lookups that loaded.
     pub misses: u64,
+    /// Trigram filters held.
+    pub grams: usize,
+    /// Their heap bytes.
+    pub grams_bytes: usize,
 }
 
-/// The shared shard cache.
+/// The shared caches.
 #[derive(Debug)]
 pub struct Arena {
-    budget: usize,
-    inner: Mutex<Inner>,
+    shards: Mutex<Lru<PreparedShard>>,
+    grams: Mutex<Lru<ShardGrams>>,
 }
 
 impl Default for Arena {
@@ -82,11 +141,17 @@ impl Default for Arena {
 }
 
 impl Arena {
-    /// An arena holding at most `budget` heap bytes of shards.
+    /// An arena holding at most `budget` heap bytes of shards (and the
+    /// default budget of trigram filters).
     pub fn new(budget: usize) -> Arena {
+        Arena::with_budgets(budget, DEFAULT_GRAMS_BYTES)
+    }
+
+    /// An arena with explicit shard and filter budgets.
+    pub fn with_budgets(shards: usize, grams: usize) -> Arena {
         Arena {
-            budget,
-            inner: Mutex::new(Inner::default()),
+            shards: Mutex::new(Lru::new(shards)),
+            grams: Mutex::new(Lru::new(grams)),
         }
     }
 
@@ -96,7 +161,12 @@ impl Arena {
         name: &str,
         read: impl FnOnce() -> Result<Vec<u8>, String>,
     ) -> Result<Loaded, ArenaError> {
-        if let Some(shard) = self.hit(name) {
+        let hit = self
+            .shards
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(name);
+        if let Some(shard) = hit {
             return Ok(Loaded {
                 shard,
                 fresh_bytes: 0,
@@ -111,62 +181,59 @@ impl Arena {
             source,
         })?;
         let shard = Arc::new(shard);
-        self.insert(name, shard.clone());
+        let size = shard.heap_bytes();
+        self.shards
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(name, shard.clone(), size);
+        let grams = shard.grams.clone();
+        let gsize = grams.heap_bytes();
+        self.grams
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(name, grams, gsize);
         Ok(Loaded {
             shard,
             fresh_bytes: bytes.len() as u64,
         })
     }
 
-    fn hit(&self, name: &str) -> Option<Arc<PreparedShard>> {
-        let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        g.tick += 1;
-        let tick = g.tick;
-        let Some((shard, _, last)) = g.map.get_mut(name) else {
-            g.misses += 1;
-            return None;
-        };
-        let (shard, old) = (shard.clone(), *last);
-        *last = tick;
-        g.order.remove(&old);
-        g.order.insert(tick, name.to_string());
-        g.hits += 1;
-        Some(shard)
-    }
-
-    fn insert(&self, name: &str, shard: Arc<PreparedShard>) {
-        let size = shard.heap_bytes();
-        if size > self.budget {
-            return;
+    /// The cached trigram filters of `name`, or `read()`'s bytes parsed and
+    /// cached; `None` when there are none (the shard is then loaded).
+    pub fn grams(
+        &self,
+        name: &str,
+        read: impl FnOnce() -> Option<Vec<u8>>,
+    ) -> Option<Arc<ShardGrams>> {
+        let hit = self
+            .grams
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(name);
+        if hit.is_some() {
+            return hit;
         }
-        let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        if g.map.contains_key(name) {
-            return;
-        }
-        while g.bytes + size > self.budget {
-            let Some((_, victim)) = g.order.pop_first() else {
-                break;
-            };
-            if let Some((_, s, _)) = g.map.remove(&victim) {
-                g.bytes -= s;
-            }
-        }
-        g.tick += 1;
-        let tick = g.tick;
-        g.order.insert(tick, name.to_string());
-        g.map.insert(name.to_string(), (shard, size, tick));
-        g.bytes += size;
+        let g = Arc::new(ShardGrams::from_bytes(&read()?)?);
+        let size = g.heap_bytes();
+        self.grams
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(name, g.clone(), size);
+        Some(g)
     }
 
     /// Current statistics.
     pub fn stats(&self) -> ArenaStats {
-        let g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let s = self.shards.lock().unwrap_or_else(|p| p.into_inner());
+        let g = self.grams.lock().unwrap_or_else(|p| p.into_inner());
         ArenaStats {
-            shards: g.map.len(),
-            bytes: g.bytes,
-            budget: self.budget,
-            hits: g.hits,
-            misses: g.misses,
+            shards: s.map.len(),
+            bytes: s.bytes,
+            budget: s.budget,
+            hits: s.hits,
+            misses: s.misses,
+            grams: g.map.len(),
+            grams_bytes: g.bytes,
         }
     }
 }
@@ -202,6 +269,22 @@ mod tests {
         assert_eq!(load("a").fresh_bytes, 0);
         assert!(load("b").fresh_bytes > 0);
         assert!(arena.stats().bytes <= arena.stats().budget);
+    }
+
+    #[test]
+    fn filters_come_from_loaded_shards_or_their_bytes() {
+        let arena = Arena::default();
+        let shard = PreparedShard::from_bytes(&body("zebrafinch")).unwrap();
+        let bytes = ShardGrams::build(&shard).to_bytes();
+        let g = arena.grams("x", || Some(bytes.clone())).unwrap();
+        assert!(g.may_match(&[b"zebra"], true, false));
+        assert!(!g.may_match(&[b"quokka"], true, false));
+        assert!(arena.grams("y", || Some(b"junk".to_vec())).is_none());
+        arena.get_or_load("z", || Ok(body("pangolin"))).unwrap();
+        assert!(
+            arena.grams("z", || None).is_some(),
+            "a loaded shard leaves its filters"
+        );
     }
 
     #[test]

@@ -6,7 +6,7 @@ use crate::store::Store;
 use recall_core::model::{Manifest, ManifestEntry};
 use recall_core::query::{QueryError, Request};
 use recall_core::search::{Budgets, Catalog, LoadedShard, SearchEnv};
-use recall_core::Response;
+use recall_core::{Response, ShardGrams};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -62,6 +62,11 @@ impl Catalog for StoreCatalog {
 
     fn snapshot(&self, store_id: &str, revision: u64) -> Option<Arc<Manifest>> {
         self.store.snapshot(store_id, revision)
+    }
+
+    fn grams(&self, _key: &str, entry: &ManifestEntry) -> Option<Arc<ShardGrams>> {
+        let name = &entry.generation_file;
+        self.arena.grams(name, || self.store.grams_bytes(name))
     }
 
     fn load(&self, _key: &str, entry: &ManifestEntry) -> Result<LoadedShard, String> {

@@ -204,3 +204,26 @@ fn cursor_minted_before_a_publish_still_pages() {
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["error"], "cursor_expired");
 }
+
+#[test]
+fn moved_file_keeps_its_session_and_is_not_gone() {
+    let home = temp_dir("moved");
+    let f = add_fixture(&home, "pi-alpha.jsonl");
+    run_ok(&home, &["index"], 0);
+    let other = pi_dir(&home).join("--home-u-elsewhere--");
+    fs::create_dir_all(&other).unwrap();
+    let moved = other.join("pi-alpha.jsonl");
+    fs::rename(&f, &moved).unwrap();
+    run_ok(&home, &["index"], 0);
+    let m = manifest(&home).unwrap();
+    assert_eq!(m.sessions.len(), 1);
+    let e = &m.sessions["pi:0a1fa001-0000-7000-8000-000000000001"];
+    assert!(!e.source_gone, "a moved file is not a lost source");
+    assert_eq!(e.files[0].path, moved.to_string_lossy());
+    let again: serde_json::Value =
+        serde_json::from_str(&run_ok(&home, &["index", "--json"], 0)).unwrap();
+    assert_eq!(
+        again["extracted"], 0,
+        "and the next sweep has nothing to do"
+    );
+}

@@ -16,6 +16,7 @@ use crate::store::retention::newest_ms;
 use crate::store::snapshots::GRACE_MS;
 use crate::store::{wall_ms, Batch, SkipReason, SkippedUnit, Store};
 use recall_core::model::{FileCursor, ManifestEntry, Shard};
+use recall_core::{PreparedShard, ShardGrams};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -179,7 +180,14 @@ fn execute(
     if let Some(e) = failure {
         return Err(e);
     }
-    batch.gone.extend(plan.gone.iter().cloned());
+    // A session whose files moved was re-read from its new place: only
+    // keys no unit produced in this sweep lost their sources.
+    batch.gone.extend(
+        plan.gone
+            .iter()
+            .filter(|k| !claims.contains_key(*k))
+            .cloned(),
+    );
     for key in &plan.revived {
         if let Some(e) = m.sessions.get(key) {
             let mut e = e.clone();
@@ -361,14 +369,12 @@ fn write_shard(
     let shard = build::shard(x, generation, previous);
     let body = serde_json::to_vec(&shard).ok()?;
     let name = store.write_generation(&body).ok()?;
-    Some(build::entry(
-        &shard,
-        name,
-        body.len() as u64,
-        files,
-        watermark,
-        context,
-    ))
+    let entry = build::entry(&shard, name, body.len() as u64, files, watermark, context);
+    // The trigram filters let searches skip this shard without loading it.
+    // Without them searches only load more: not a reason to fail the unit.
+    let grams = ShardGrams::build(&PreparedShard::new(shard));
+    let _ = store.write_grams(&entry.generation_file, &grams.to_bytes());
+    Some(entry)
 }
 
 /// Garbage collection at most once a minute per process.

@@ -4,6 +4,11 @@
 //! name, which fails if the name exists: an existing generation is never
 //! modified (it has the same bytes by construction). Its mtime is refreshed
 //! instead, so the garbage collector's grace period starts again.
+//!
+//! Beside each generation may sit `<hash16>.grams`: the shard's trigram
+//! filters (`recall_core::ShardGrams`), prefixed by the first 16 hex of the
+//! SHA-256 of the filter bytes so a torn or foreign file is never trusted
+//! (a wrong filter could hide a match; a missing one only costs speed).
 
 use super::fsutil::{random_hex, sync_dir};
 use super::StoreError;
@@ -62,6 +67,52 @@ fn touch(path: &Path) {
     }
 }
 
+/// Extension of trigram filter sidecars.
+pub const GRAMS_EXT: &str = "grams";
+
+/// The sidecar path of a generation's trigram filters.
+pub fn grams_path(dir: &Path, name: &str) -> Option<PathBuf> {
+    path(dir, name).map(|p| p.with_extension(GRAMS_EXT))
+}
+
+/// Writes a generation's trigram filters (if absent).
+pub fn write_grams(dir: &Path, name: &str, grams: &[u8], sync: bool) -> Result<(), StoreError> {
+    let dest = grams_path(dir, name).ok_or_else(|| StoreError::BadName(name.to_string()))?;
+    if dest.exists() {
+        return Ok(());
+    }
+    let mut body = recall_core::naming::hash16(grams).into_bytes();
+    body.extend_from_slice(grams);
+    let tmp = dir.join(format!("{TMP_PREFIX}{}", random_hex(8)));
+    let result = (|| -> io::Result<()> {
+        let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        f.write_all(&body)?;
+        if sync {
+            f.sync_all()?;
+        }
+        drop(f);
+        match fs::hard_link(&tmp, &dest) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
+        }
+        fs::remove_file(&tmp)
+    })();
+    if let Err(e) = result {
+        let _ = fs::remove_file(&tmp);
+        return Err(StoreError::io(&dest, e));
+    }
+    Ok(())
+}
+
+/// Reads a generation's trigram filter bytes, verified against their hash
+/// prefix; `None` when absent or not intact.
+pub fn read_grams(dir: &Path, name: &str) -> Option<Vec<u8>> {
+    let bytes = fs::read(grams_path(dir, name)?).ok()?;
+    let (hash, body) = bytes.split_at_checked(16)?;
+    (recall_core::naming::hash16(body).as_bytes() == hash).then(|| body.to_vec())
+}
+
 /// The path of a generation, if `name` has the shape of one (refuses path
 /// traversal).
 pub fn path(dir: &Path, name: &str) -> Option<PathBuf> {
@@ -106,8 +157,16 @@ mod tests {
         let n2 = write(&d, b"{\"a\":1}", false).unwrap();
         assert_eq!(n1, n2);
         assert_eq!(read(&d, &n1).unwrap(), b"{\"a\":1}");
-        assert_eq!(list(&d).unwrap(), vec![n1]);
+        assert_eq!(list(&d).unwrap(), vec![n1.clone()]);
         assert!(read(&d, "../x.json").is_err());
+        write_grams(&d, &n1, b"filters", false).unwrap();
+        assert_eq!(read_grams(&d, &n1).as_deref(), Some(&b"filters"[..]));
+        fs::write(grams_path(&d, &n1).unwrap(), b"0000000000000000filters").unwrap();
+        assert_eq!(
+            read_grams(&d, &n1),
+            None,
+            "a corrupt filter is never trusted"
+        );
         fs::remove_dir_all(&d).unwrap();
     }
 }

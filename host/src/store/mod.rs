@@ -282,6 +282,16 @@ impl Store {
         generations::write(&self.generations, body, self.sync_generations)
     }
 
+    /// Writes the trigram filters of a generation (if absent).
+    pub fn write_grams(&self, name: &str, grams: &[u8]) -> Result<(), StoreError> {
+        generations::write_grams(&self.generations, name, grams, self.sync_generations)
+    }
+
+    /// The verified trigram filter bytes of a generation, if present.
+    pub fn grams_bytes(&self, name: &str) -> Option<Vec<u8>> {
+        generations::read_grams(&self.generations, name)
+    }
+
     /// The indexer's bookkeeping for the current store.
     pub fn indexer_state(&self) -> Result<IndexerState, StoreError> {
         let cur = self.current()?;
@@ -302,8 +312,11 @@ impl Store {
         manifest::write(&self.dir, &manifest::to_bytes(&fresh)?)?;
         let _ = fs::remove_file(self.dir.join(state::STATE));
         snapshots::remove_all(&self.snapshots)?;
-        for name in generations::list(&self.generations)? {
-            let p = self.generations.join(name);
+        for ent in fs::read_dir(&self.generations)
+            .map_err(|e| StoreError::io(&self.generations, e))?
+            .flatten()
+        {
+            let p = ent.path();
             fs::remove_file(&p).map_err(|e| StoreError::io(&p, e))?;
         }
         if let Ok(mut c) = self.snapshot_cache.lock() {

@@ -207,7 +207,8 @@ fn merge(
     }
     for key in &batch.gone {
         if let Some(e) = m.sessions.get_mut(key) {
-            if !e.source_gone && e.watermark <= batch.watermark {
+            // Strictly older: an entry this very sweep wrote is not gone.
+            if !e.source_gone && e.watermark < batch.watermark {
                 e.source_gone = true;
                 e.watermark = batch.watermark;
                 out.gone += 1;

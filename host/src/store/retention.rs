@@ -8,7 +8,7 @@
 //! have written one it has not published yet).
 
 use super::fsutil::{age_ms, wall_ms};
-use super::generations::TMP_PREFIX;
+use super::generations::{GRAMS_EXT, TMP_PREFIX};
 use super::manifest::{self, ReadManifest};
 use super::{generations, snapshots, Store, StoreError};
 use recall_core::model::ManifestEntry;
@@ -78,6 +78,19 @@ impl Store {
             if age_ms(&meta, now) > grace_ms && fs::remove_file(&p).is_ok() {
                 report.generations += 1;
                 report.bytes += meta.len();
+                let _ = fs::remove_file(p.with_extension(GRAMS_EXT));
+            }
+        }
+        // Filters whose generation is gone (a writer died between the two).
+        if let Ok(rd) = fs::read_dir(gdir) {
+            for ent in rd.flatten() {
+                let p = ent.path();
+                let orphan = p.extension().is_some_and(|x| x == GRAMS_EXT)
+                    && !p.with_extension("json").exists()
+                    && ent.metadata().is_ok_and(|m| age_ms(&m, now) > grace_ms);
+                if orphan {
+                    let _ = fs::remove_file(&p);
+                }
             }
         }
         // Temp files of writers that died mid-write.
