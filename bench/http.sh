@@ -15,6 +15,7 @@ SIZE=${SIZE:-2G}
 WORK=${WORK:-/tmp/recall-http-bench}
 PORT=${PORT:-17980}
 DUR=${DUR:-30}
+SERVE_FLAGS=${SERVE_FLAGS:-}   # e.g. "--arena-mib 2048" or "--no-index"
 target_dir=${CARGO_TARGET_DIR:-$root/target}
 gen="$root/../shared/corpus-gen/gen.py"
 
@@ -38,7 +39,10 @@ run index >/dev/null 2>"$WORK/index.log"
 t1=$(date +%s.%N)
 index_s=$(python3 -c "print(round($t1-$t0,1))")
 
-run serve --bind "127.0.0.1:$PORT" 2>"$WORK/serve.log" &
+# Started directly (not through a function) so $! is the server's own pid.
+env -u RECALL_HOME -u CLAUDE_CONFIG_DIR -u CODEX_HOME -u KIMI_CODE_HOME -u KIMI_SHARE_DIR \
+  -u PI_CODING_AGENT_DIR -u INTENDANT_HOME "$bin" --home "$home" --retention-days 0 \
+  serve --bind "127.0.0.1:$PORT" $SERVE_FLAGS 2>"$WORK/serve.log" &
 pid=$!
 trap 'kill $pid 2>/dev/null || true' EXIT
 for _ in $(seq 100); do
@@ -98,13 +102,22 @@ wpid=$!
 while kill -0 $wpid 2>/dev/null; do rss >> "$WORK/rss.txt"; sleep 2; done
 wait $wpid || true
 sweeps=$(grep -c "sweep failed" "$WORK/serve.log" || true)
+# The same mix in one process without HTTP (recall bench-search, same arena
+# budget as the server's default), to separate the search core from the server.
+python3 - "$WORK/paths.txt" "$WORK/q.jsonl" <<'PY'
+import json, sys, urllib.parse
+with open(sys.argv[2], "w") as out:
+    for line in open(sys.argv[1]):
+        out.write(json.dumps(dict(urllib.parse.parse_qsl(line.strip().split("?", 1)[1]))) + "\n")
+PY
+run bench-search --queries "$WORK/q.jsonl" --rounds 3 > "$WORK/inproc.json" 2>/dev/null || echo '{}' > "$WORK/inproc.json"
 
 date=$(date -u +%Y-%m-%d)
 out="$root/bench/results/http-$date.md"
 mkdir -p "$root/bench/results"
-python3 - "$WORK" "$out" "$SIZE" "$index_s" "$sweeps" <<'PY'
-import os, re, subprocess, sys, datetime
-work, out, size, index_s, sweeps = sys.argv[1:6]
+python3 - "$WORK" "$out" "$SIZE" "$index_s" "$sweeps" "$SERVE_FLAGS" <<'PY'
+import json, os, re, subprocess, sys, datetime
+work, out, size, index_s, sweeps, flags = sys.argv[1:7]
 def parse(path):
     t = open(path).read()
     def ms(label):
@@ -124,10 +137,10 @@ nq = sum(1 for _ in open(os.path.join(work, "paths.txt")))
 L = [f"# HTTP load benchmark — {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC", "",
      f"Machine: {cpu}, {os.cpu_count()} cores, {mem} MiB RAM (shared with other work while it ran).",
      f"Home: gen.py seed 5, target {size} ({home_bytes/1e9:.2f} GB on disk); `recall index` backfill {index_s} s.",
-     f"Server: `recall serve` (release) with the indexer on (query-time refresh after 1 s, sweeps every 30 s); "
+     "Server: `" + ("recall serve " + flags).strip() + "` (release; unless `--no-index`, the indexer runs (query-time refresh after 1 s, sweeps every 30 s); "
      f"load: wrk 4.1, 2 threads, {nq} queries round-robin (rare prose tokens, common words, a phrase, folded Unicode, "
      "filters, scope=all tool tokens, relevance, no-match), after one warm-up pass.", "",
-     "| concurrency | requests | p50 ms | p99 ms | req/s | non-2xx |", "|---|---|---|---|---|---|"]
+     "| concurrency | requests | p50 ms | p99 ms | req/s | non-2xx (429 busy) |", "|---|---|---|---|---|---|"]
 for c in (2, 16):
     p50, p99, rps, n, bad = parse(os.path.join(work, f"wrk-c{c}.txt"))
     L.append(f"| {c} | {n} | {p50:.2f} | {p99:.2f} | {rps:.0f} | {bad} |")
@@ -135,7 +148,13 @@ p50, p99, rps, n, bad = parse(os.path.join(work, "wrk-rss.txt"))
 L += ["", f"RSS over {n} requests at concurrency 2 (p50 {p50:.2f} ms, p99 {p99:.2f} ms, {bad} non-2xx): "
       f"first {rss[0]//1024} MiB, last {rss[-1]//1024} MiB, min {min(rss)//1024} MiB, max {max(rss)//1024} MiB "
       f"({len(rss)} samples, every 2 s).", f"Failed sweeps logged while serving: {sweeps}.", "",
-      "Targets at concurrency 2: p50 ≤ 10 ms, p99 ≤ 60 ms; RSS flat over 10,000 requests."]
+      ]
+ip = json.load(open(os.path.join(work, "inproc.json")))
+if ip:
+    L += [f"In-process, no HTTP (`recall bench-search`, same mix, 3 warm rounds, default arena): p50 {ip.get('p50_ms', 0):.2f} ms, "
+          f"p95 {ip.get('p95_ms', 0):.2f} ms, max {ip.get('max_ms', 0):.2f} ms; {ip.get('partial', 0)} of {ip.get('searches', 0)} answers partial; "
+          f"arena {ip.get('arena', {}).get('shards', '?')} shards / {ip.get('arena', {}).get('bytes', 0) // 1048576} MiB.", ""]
+L += ["Targets at concurrency 2: p50 ≤ 10 ms, p99 ≤ 60 ms; RSS flat over 10,000 requests."]
 open(out, "w").write("\n".join(L) + "\n")
 print("\n".join(L))
 PY

@@ -33,6 +33,10 @@ pub struct ServeArgs {
     /// Serve the store as it is: no backfill, no sweeps.
     #[arg(long)]
     pub no_index: bool,
+    /// Memory for prepared shards kept between searches, in MiB (a home whose
+    /// shards do not fit is searched from disk, more slowly).
+    #[arg(long, value_name = "MIB", default_value_t = DEFAULT_ARENA_BYTES >> 20)]
+    pub arena_mib: usize,
 }
 
 impl ServeArgs {
@@ -69,7 +73,10 @@ pub fn run(g: &Globals, a: ServeArgs) -> anyhow::Result<Found> {
 pub fn serve(store: Arc<Store>, opts: IndexOptions, a: &ServeArgs) -> anyhow::Result<Found> {
     init_logging();
     let indexer = Arc::new(Indexer::new(store.clone(), opts));
-    let catalog = StoreCatalog::new(store.clone(), Arc::new(Arena::new(DEFAULT_ARENA_BYTES)));
+    let catalog = StoreCatalog::new(
+        store.clone(),
+        Arc::new(Arena::new(a.arena_mib.max(1) << 20)),
+    );
     let backend = Arc::new(StoreBackend::new(indexer, catalog, !a.no_index));
     let server = Server::start(backend, a.options())?;
     eprintln!(

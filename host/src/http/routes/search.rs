@@ -21,15 +21,23 @@ pub async fn search(
 async fn run(st: AppState, q: Result<Query<Pairs>, QueryRejection>) -> Result<Response, ApiError> {
     let pairs = pairs(q)?;
     let request = Request::from_pairs(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())));
-    // Malformed requests get their 400 before taking a slot or sweeping.
+    // Malformed requests get their 400 before sweeping or taking a slot.
     request.parse()?;
-    let permit = st.slots.try_take()?;
+    let started = Instant::now();
+    // The query-time refresh runs outside the search slots: a sweep must not
+    // turn into 429s for other searches (it never waits behind a running
+    // sweep, so concurrent requests do not pile up here).
     let backend = st.backend.clone();
     let refresh_after = st.refresh_after;
+    blocking(move || {
+        backend.refresh(refresh_after);
+        Ok(())
+    })
+    .await?;
+    let permit = st.slots.try_take()?;
+    let backend = st.backend.clone();
     let body = blocking(move || {
         let _permit = permit;
-        let started = Instant::now();
-        backend.refresh(refresh_after);
         // A store that cannot be read is a 500, not an empty answer.
         backend.manifest()?;
         let clock = || started.elapsed().as_millis() as u64;
