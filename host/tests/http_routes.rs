@@ -335,7 +335,12 @@ fn export_zips_the_session_and_its_descendants() {
             out.to_str().unwrap(),
         ])
         .env_remove("RECALL_HOME")
+        .env_remove("CLAUDE_CONFIG_DIR")
         .env_remove("CODEX_HOME")
+        .env_remove("KIMI_CODE_HOME")
+        .env_remove("KIMI_SHARE_DIR")
+        .env_remove("PI_CODING_AGENT_DIR")
+        .env_remove("INTENDANT_HOME")
         .status()
         .unwrap();
     assert!(status.success());
