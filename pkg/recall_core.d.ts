@@ -30,7 +30,8 @@ export class Index {
     searchJson(request_json: string): string;
     /**
      * Searches: a request object in, the §4 response (or the §7 error body
-     * `{ok:false, error, message}`) out, as plain JS objects.
+     * `{ok:false, error, message}`, exactly as `searchJson` gives it) out,
+     * as plain JS objects.
      */
     search(request: any): any;
     /**

@@ -84,7 +84,8 @@ export class Index {
     }
     /**
      * Searches: a request object in, the §4 response (or the §7 error body
-     * `{ok:false, error, message}`) out, as plain JS objects.
+     * `{ok:false, error, message}`, exactly as `searchJson` gives it) out,
+     * as plain JS objects.
      * @param {any} request
      * @returns {any}
      */
@@ -283,6 +284,10 @@ function __wbg_get_imports() {
         },
         __wbg_next_af5ac6a08bb0a717: function() { return handleError(function (arg0) {
             const ret = arg0.next();
+            return ret;
+        }, arguments); },
+        __wbg_parse_c3f72b5a24f83c01: function() { return handleError(function (arg0, arg1) {
+            const ret = JSON.parse(getStringFromWasm0(arg0, arg1));
             return ret;
         }, arguments); },
         __wbg_prototypesetcall_13162965d1fe7aa3: function(arg0, arg1, arg2) {

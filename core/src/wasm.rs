@@ -93,15 +93,16 @@ impl Index {
     }
 
     /// Searches: a request object in, the §4 response (or the §7 error body
-    /// `{ok:false, error, message}`) out, as plain JS objects.
+    /// `{ok:false, error, message}`, exactly as `searchJson` gives it) out,
+    /// as plain JS objects.
     pub fn search(&self, request: JsValue) -> Result<JsValue, JsError> {
-        let result = request_from_js(request).and_then(|r| self.inner.search(&r));
-        let serializer = serde_wasm_bindgen::Serializer::json_compatible();
-        let value = match result {
-            Ok(resp) => resp.serialize(&serializer),
-            Err(e) => ErrorBody::from(&e).serialize(&serializer),
-        };
-        value.map_err(|e| JsError::new(&format!("response conversion failed: {e}")))
+        match request_from_js(request).and_then(|r| self.inner.search(&r)) {
+            Ok(resp) => resp
+                .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+                .map_err(|e| JsError::new(&format!("response conversion failed: {e}"))),
+            Err(e) => js_sys::JSON::parse(&e.to_json())
+                .map_err(|_| JsError::new("error body conversion failed")),
+        }
     }
 
     /// JSON in, JSON out: exactly the bytes `MemIndex::search_json` returns
@@ -109,24 +110,6 @@ impl Index {
     #[wasm_bindgen(js_name = searchJson)]
     pub fn search_json(&self, request_json: &str) -> String {
         self.inner.search_json(request_json)
-    }
-}
-
-/// The §7 error body.
-#[derive(Serialize)]
-struct ErrorBody<'a> {
-    ok: bool,
-    error: &'a str,
-    message: &'a str,
-}
-
-impl<'a> From<&'a QueryError> for ErrorBody<'a> {
-    fn from(e: &'a QueryError) -> ErrorBody<'a> {
-        ErrorBody {
-            ok: false,
-            error: e.code,
-            message: &e.message,
-        }
     }
 }
 
