@@ -60,16 +60,27 @@ pub fn run(g: &Globals, a: BenchArgs) -> anyhow::Result<Found> {
     }
     let warm_ms = warm_start.elapsed().as_secs_f64() * 1000.0;
     let mut times = Vec::new();
+    let mut per_query: Vec<(f64, usize)> = vec![(0.0, 0); requests.len()];
     let mut partial = 0;
     let mut found = 0;
     for _ in 0..a.rounds {
-        for r in &requests {
+        for (i, r) in requests.iter().enumerate() {
             let (ms, n, p) = run_once(r)?;
             times.push(ms);
+            per_query[i].0 = per_query[i].0.max(ms);
+            per_query[i].1 += usize::from(p);
             partial += usize::from(p);
             found += usize::from(n > 0);
         }
     }
+    // The slowest queries by line number (never their text).
+    let mut slowest: Vec<(usize, f64, usize)> = per_query
+        .iter()
+        .enumerate()
+        .map(|(i, (ms, p))| (i + 1, *ms, *p))
+        .collect();
+    slowest.sort_by(|a, b| b.1.total_cmp(&a.1));
+    slowest.truncate(5);
     times.sort_by(f64::total_cmp);
     let pct = |p: f64| -> f64 {
         if times.is_empty() {
@@ -90,6 +101,7 @@ pub fn run(g: &Globals, a: BenchArgs) -> anyhow::Result<Found> {
         "p95_ms": pct(0.95),
         "max_ms": times.last().copied().unwrap_or(0.0),
         "arena": catalog.arena().stats(),
+        "slowest": slowest.iter().map(|(line, ms, p)| serde_json::json!({"line": line, "max_ms": ms, "partial": p})).collect::<Vec<_>>(),
     });
     println!("{out}");
     Ok(Found::Yes)

@@ -13,6 +13,13 @@ use std::time::Duration;
 /// A query first sweeps when the last sweep is older than this (DESIGN.md §6).
 pub const REFRESH_AFTER: Duration = Duration::from_secs(1);
 
+/// `p` canonicalized when it exists, else made absolute.
+fn stable_path(p: PathBuf) -> PathBuf {
+    std::fs::canonicalize(&p)
+        .or_else(|_| std::path::absolute(&p))
+        .unwrap_or(p)
+}
+
 /// The resolved environment of one command.
 pub struct Context {
     /// The home the roots and the store default to.
@@ -35,13 +42,13 @@ impl Context {
                 .map(PathBuf::from)
                 .context("$HOME is not set; pass --home DIR")?,
         };
-        // Paths are stored in cursors: they must not depend on the cwd.
-        let home = std::path::absolute(&home).unwrap_or(home);
+        // Paths are stored in cursors: they must not depend on the cwd or
+        // on which symlink led to them.
+        let home = stable_path(home);
         let env = |k: &str| {
-            std::env::var_os(k).map(|v| {
-                let p = PathBuf::from(&v);
-                std::path::absolute(&p).map_or(v, |a| a.into_os_string())
-            })
+            std::env::var_os(k)
+                .filter(|v| !v.is_empty())
+                .map(|v| stable_path(PathBuf::from(v)).into_os_string())
         };
         let dir = store::store_dir(&store::recall_home(&home, env));
         let store = Arc::new(

@@ -13,6 +13,7 @@ use super::plan::{self, expired, Kind, Work};
 use super::{needs_reparse, IndexError, Indexer, PARSER_VERSION};
 use crate::extract::{self, Extracted};
 use crate::store::retention::newest_ms;
+use crate::store::retention::{GcMode, FULL_GC_EVERY_MS};
 use crate::store::snapshots::GRACE_MS;
 use crate::store::{wall_ms, Batch, SkipReason, SkippedUnit, Store};
 use recall_core::model::{FileCursor, ManifestEntry, Shard};
@@ -377,13 +378,20 @@ fn write_shard(
     Some(entry)
 }
 
-/// Garbage collection at most once a minute per process.
+/// Garbage collection after a sweep that wrote: what publishes superseded,
+/// and once a day (or on a process's first sweep after a day) everything.
 fn collect_garbage(ix: &Indexer) {
     let now = wall_ms();
+    let full_due = ix
+        .store
+        .indexer_state()
+        .is_ok_and(|s| now.saturating_sub(s.last_full_gc_ms) > FULL_GC_EVERY_MS);
     let last = ix.last_gc_ms.load(Relaxed);
-    if now.saturating_sub(last) < 60_000 {
-        return;
-    }
-    ix.last_gc_ms.store(now, Relaxed);
-    let _ = ix.store.collect_garbage(GRACE_MS);
+    let mode = if full_due && now.saturating_sub(last) > 60_000 {
+        ix.last_gc_ms.store(now, Relaxed);
+        GcMode::Full
+    } else {
+        GcMode::Superseded
+    };
+    let _ = ix.store.collect_garbage(GRACE_MS, mode);
 }

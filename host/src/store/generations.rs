@@ -25,8 +25,8 @@ pub const GENERATIONS: &str = "generations";
 pub const TMP_PREFIX: &str = ".tmp-";
 
 /// Writes a shard body unless a generation with its name exists; returns
-/// the file name. `sync` fsyncs the body before it gets its name and the
-/// directory after.
+/// the file name. `sync` fsyncs the body before it gets its name; the
+/// folder is fsynced once per publish ([`sync_names`]).
 pub fn write(dir: &Path, body: &[u8], sync: bool) -> Result<String, StoreError> {
     let name = generation_file_name(body);
     let dest = dir.join(&name);
@@ -47,17 +47,19 @@ pub fn write(dir: &Path, body: &[u8], sync: bool) -> Result<String, StoreError> 
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => touch(&dest),
             Err(e) => return Err(e),
         }
-        fs::remove_file(&tmp)?;
-        if sync {
-            sync_dir(dir)?;
-        }
-        Ok(())
+        fs::remove_file(&tmp)
     })();
     if let Err(e) = result {
         let _ = fs::remove_file(&tmp);
         return Err(StoreError::io(&dest, e));
     }
     Ok(name)
+}
+
+/// Makes the names written so far durable: one directory fsync before a
+/// manifest that references them is published (not one per generation).
+pub fn sync_names(dir: &Path) -> Result<(), StoreError> {
+    sync_dir(dir).map_err(|e| StoreError::io(dir, e))
 }
 
 /// Refreshes a generation's mtime (best effort).
@@ -75,8 +77,9 @@ pub fn grams_path(dir: &Path, name: &str) -> Option<PathBuf> {
     path(dir, name).map(|p| p.with_extension(GRAMS_EXT))
 }
 
-/// Writes a generation's trigram filters (if absent).
-pub fn write_grams(dir: &Path, name: &str, grams: &[u8], sync: bool) -> Result<(), StoreError> {
+/// Writes a generation's trigram filters (if absent). Not fsynced: a torn
+/// file fails its hash check and is ignored.
+pub fn write_grams(dir: &Path, name: &str, grams: &[u8]) -> Result<(), StoreError> {
     let dest = grams_path(dir, name).ok_or_else(|| StoreError::BadName(name.to_string()))?;
     if dest.exists() {
         return Ok(());
@@ -87,9 +90,6 @@ pub fn write_grams(dir: &Path, name: &str, grams: &[u8], sync: bool) -> Result<(
     let result = (|| -> io::Result<()> {
         let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
         f.write_all(&body)?;
-        if sync {
-            f.sync_all()?;
-        }
         drop(f);
         match fs::hard_link(&tmp, &dest) {
             Ok(()) => {}
@@ -159,7 +159,7 @@ mod tests {
         assert_eq!(read(&d, &n1).unwrap(), b"{\"a\":1}");
         assert_eq!(list(&d).unwrap(), vec![n1.clone()]);
         assert!(read(&d, "../x.json").is_err());
-        write_grams(&d, &n1, b"filters", false).unwrap();
+        write_grams(&d, &n1, b"filters").unwrap();
         assert_eq!(read_grams(&d, &n1).as_deref(), Some(&b"filters"[..]));
         fs::write(grams_path(&d, &n1).unwrap(), b"0000000000000000filters").unwrap();
         assert_eq!(

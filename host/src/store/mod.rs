@@ -284,7 +284,7 @@ impl Store {
 
     /// Writes the trigram filters of a generation (if absent).
     pub fn write_grams(&self, name: &str, grams: &[u8]) -> Result<(), StoreError> {
-        generations::write_grams(&self.generations, name, grams, self.sync_generations)
+        generations::write_grams(&self.generations, name, grams)
     }
 
     /// The verified trigram filter bytes of a generation, if present.

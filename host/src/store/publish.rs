@@ -19,7 +19,7 @@ use super::fsutil::{random_hex, wall_ms};
 use super::manifest;
 use super::retention::{newest_ms, TOMBSTONE_KEEP_MS};
 use super::state::{self, SkipReason, SkippedUnit};
-use super::{snapshots, Loaded, Store, StoreError};
+use super::{generations, snapshots, Loaded, Store, StoreError};
 use recall_core::model::{Manifest, ManifestEntry};
 use std::sync::Arc;
 
@@ -110,6 +110,9 @@ impl Store {
         let mut state_changed = st.store_id != base.store_id;
         st.store_id = base.store_id.clone();
         let mut revision = base.revision;
+        if !batch.upserts.is_empty() && self.sync_generations {
+            generations::sync_names(self.generations_dir())?;
+        }
         if may_change(&base, existed, &batch, now) {
             let mut m = (*base).clone();
             let mut changed = merge(self, &mut m, &batch, now, &mut st, &mut out);
@@ -202,6 +205,12 @@ fn merge(
             changed = true;
             out.applied += 1;
         }
+        if let Some(old) = m.sessions.get(key) {
+            if old.generation_file != entry.generation_file {
+                st.garbage.insert(old.generation_file.clone(), now);
+            }
+        }
+        st.garbage.remove(&entry.generation_file);
         changed |= m.tombstones.remove(key).is_some();
         m.sessions.insert(key.clone(), entry.clone());
     }
@@ -227,6 +236,7 @@ fn merge(
             let Some(e) = m.sessions.remove(&key) else {
                 continue;
             };
+            st.garbage.insert(e.generation_file.clone(), now);
             if let Some(main) = e.files.first() {
                 st.skipped.insert(
                     main.path.clone(),

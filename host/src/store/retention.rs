@@ -9,8 +9,7 @@
 
 use super::fsutil::{age_ms, wall_ms};
 use super::generations::{GRAMS_EXT, TMP_PREFIX};
-use super::manifest::{self, ReadManifest};
-use super::{generations, snapshots, Store, StoreError};
+use super::{generations, snapshots, state, Loaded, Store, StoreError};
 use recall_core::model::ManifestEntry;
 use std::collections::HashSet;
 use std::fs;
@@ -45,69 +44,111 @@ pub struct GcReport {
     pub snapshots_kept: usize,
 }
 
+/// How thoroughly to collect.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GcMode {
+    /// Only the generations that publishes superseded (cheap; after every
+    /// sweep that wrote).
+    Superseded,
+    /// Everything in the folder, checked against the current manifest and
+    /// every kept snapshot (finds what killed writers left; daily).
+    Full,
+}
+
+/// How often a full collection runs.
+pub const FULL_GC_EVERY_MS: i64 = DAY_MS;
+
 impl Store {
-    /// Deletes expired snapshots, stray temp files and unreferenced
-    /// generations older than `grace_ms`.
-    pub fn collect_garbage(&self, grace_ms: i64) -> Result<GcReport, StoreError> {
+    /// Deletes snapshots superseded more than `grace_ms` ago, and generations
+    /// (with their filters) that no manifest still servable references and
+    /// that are older than `grace_ms`.
+    ///
+    /// A generation leaves the manifest at a publish, which records it with
+    /// the time in `indexer.json`; the snapshot of the revision before still
+    /// references it until that snapshot is `grace_ms` old, so the cheap
+    /// [`GcMode::Superseded`] mode needs no snapshot reading.
+    pub fn collect_garbage(&self, grace_ms: i64, mode: GcMode) -> Result<GcReport, StoreError> {
         let _lock = self.lock()?;
-        let kept = snapshots::prune(&self.dir().join(snapshots::SNAPSHOTS), grace_ms)?;
-        let mut live: HashSet<String> = HashSet::new();
-        match manifest::read(self.dir())? {
-            ReadManifest::Ok(m, _) => {
-                live.extend(m.sessions.values().map(|e| e.generation_file.clone()));
-            }
+        let current = match self.load()? {
+            Loaded::Ok(m) => m,
             // Never collect against a manifest we cannot read.
-            ReadManifest::Corrupt(_) => return Ok(GcReport::default()),
-            ReadManifest::Missing => {}
-        }
-        for m in &kept {
-            live.extend(m.sessions.values().map(|e| e.generation_file.clone()));
-        }
+            Loaded::Corrupt => return Ok(GcReport::default()),
+            Loaded::Missing => std::sync::Arc::new(recall_core::Manifest::empty(String::new(), 0)),
+        };
+        let mut live: HashSet<&str> = current
+            .sessions
+            .values()
+            .map(|e| e.generation_file.as_str())
+            .collect();
+        let (kept, snapshot_refs) = snapshots::prune(
+            &self.dir().join(snapshots::SNAPSHOTS),
+            grace_ms,
+            mode == GcMode::Full,
+        )?;
+        live.extend(snapshot_refs.iter().map(String::as_str));
         let now = wall_ms();
         let mut report = GcReport {
-            snapshots_kept: kept.len(),
+            snapshots_kept: kept,
             ..GcReport::default()
         };
         let gdir = self.generations_dir();
-        for name in generations::list(gdir)? {
-            if live.contains(&name) {
-                continue;
-            }
-            let p = gdir.join(&name);
-            let Ok(meta) = fs::metadata(&p) else { continue };
+        let mut st = state::read(self.dir(), &current.store_id);
+        let delete = |name: &str, report: &mut GcReport| {
+            let p = gdir.join(name);
+            let Ok(meta) = fs::metadata(&p) else { return };
             if age_ms(&meta, now) > grace_ms && fs::remove_file(&p).is_ok() {
                 report.generations += 1;
                 report.bytes += meta.len();
                 let _ = fs::remove_file(p.with_extension(GRAMS_EXT));
             }
-        }
-        // Filters whose generation is gone (a writer died between the two).
-        if let Ok(rd) = fs::read_dir(gdir) {
-            for ent in rd.flatten() {
-                let p = ent.path();
-                let orphan = p.extension().is_some_and(|x| x == GRAMS_EXT)
-                    && !p.with_extension("json").exists()
-                    && ent.metadata().is_ok_and(|m| age_ms(&m, now) > grace_ms);
-                if orphan {
-                    let _ = fs::remove_file(&p);
+        };
+        let before = st.garbage.len();
+        st.garbage.retain(|name, at| {
+            if live.contains(name.as_str()) {
+                return false;
+            }
+            if now.saturating_sub(*at) <= grace_ms {
+                return true;
+            }
+            delete(name, &mut report);
+            false
+        });
+        let mut changed = st.garbage.len() != before;
+        if mode == GcMode::Full {
+            for name in generations::list(gdir)? {
+                if !live.contains(name.as_str()) && !st.garbage.contains_key(&name) {
+                    delete(&name, &mut report);
                 }
             }
+            remove_strays(gdir, self.dir(), now, grace_ms);
+            st.last_full_gc_ms = now;
+            changed = true;
         }
-        // Temp files of writers that died mid-write.
-        for dir in [gdir, self.dir()] {
-            let Ok(rd) = fs::read_dir(dir) else { continue };
-            for ent in rd.flatten() {
-                let name = ent.file_name();
-                let Some(n) = name.to_str() else { continue };
-                let temp = n.starts_with(TMP_PREFIX)
-                    || n.starts_with(".manifest.tmp-")
-                    || n.starts_with(".state.tmp-");
-                if temp && ent.metadata().is_ok_and(|m| age_ms(&m, now) > grace_ms) {
-                    let _ = fs::remove_file(ent.path());
-                }
-            }
+        if changed && !current.store_id.is_empty() {
+            state::write(self.dir(), &st).map_err(|e| StoreError::io(self.dir(), e))?;
         }
         Ok(report)
+    }
+}
+
+/// Filters whose generation is gone and temp files of writers that died
+/// mid-write, once older than the grace period.
+fn remove_strays(gdir: &std::path::Path, dir: &std::path::Path, now: i64, grace_ms: i64) {
+    for d in [gdir, dir] {
+        let Ok(rd) = fs::read_dir(d) else { continue };
+        for ent in rd.flatten() {
+            let p = ent.path();
+            let name = ent.file_name();
+            let Some(n) = name.to_str() else { continue };
+            let stray = n.starts_with(TMP_PREFIX)
+                || n.starts_with(".manifest.tmp-")
+                || n.starts_with(".state.tmp-")
+                || (p.extension().is_some_and(|x| x == GRAMS_EXT)
+                    && !p.with_extension("json").exists());
+            if stray && ent.metadata().is_ok_and(|m| age_ms(&m, now) > grace_ms) {
+                let _ = fs::remove_file(&p);
+            }
+        }
     }
 }
 

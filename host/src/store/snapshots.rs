@@ -45,17 +45,42 @@ pub fn load(dir: &Path, store_id: &str, revision: u64) -> Option<Manifest> {
         .filter(|m| m.store_id == store_id && m.revision == revision)
 }
 
+/// Just what the garbage collector needs from a manifest: the generation
+/// each session references (everything else is skipped unparsed).
+#[derive(serde::Deserialize)]
+struct Refs {
+    sessions: std::collections::HashMap<String, Ref>,
+}
+
+#[derive(serde::Deserialize)]
+struct Ref {
+    generation_file: String,
+}
+
+/// The generation files a manifest's bytes reference (`None` if unreadable).
+pub fn referenced(bytes: &[u8]) -> Option<Vec<String>> {
+    let r: Refs = serde_json::from_slice(bytes).ok()?;
+    Some(
+        r.sessions
+            .into_values()
+            .map(|e| e.generation_file)
+            .collect(),
+    )
+}
+
 /// Deletes snapshots (and stray temp files) superseded more than `grace_ms`
-/// ago; returns the manifests of the ones kept (their generations stay
-/// referenced).
-pub fn prune(dir: &Path, grace_ms: i64) -> Result<Vec<Manifest>, StoreError> {
+/// ago; returns how many are kept and, with `refs`, the generations they
+/// reference.
+pub fn prune(dir: &Path, grace_ms: i64, refs: bool) -> Result<(usize, Vec<String>), StoreError> {
     let rd = match fs::read_dir(dir) {
         Ok(rd) => rd,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((0, Vec::new())),
         Err(e) => return Err(StoreError::io(dir, e)),
     };
     let now = wall_ms();
-    let mut kept = Vec::new();
+    let mut kept = 0;
+    let want = refs;
+    let mut refs = Vec::new();
     for ent in rd.flatten() {
         let Ok(meta) = ent.metadata() else { continue };
         if age_ms(&meta, now) > grace_ms {
@@ -67,15 +92,18 @@ pub fn prune(dir: &Path, grace_ms: i64) -> Result<Vec<Manifest>, StoreError> {
             .to_str()
             .is_some_and(|n| !n.starts_with('.') && n.ends_with(".json"));
         if is_json {
-            if let Some(m) = fs::read(ent.path())
-                .ok()
-                .and_then(|b| serde_json::from_slice::<Manifest>(&b).ok())
-            {
-                kept.push(m);
+            kept += 1;
+            if want {
+                refs.extend(
+                    fs::read(ent.path())
+                        .ok()
+                        .and_then(|b| referenced(&b))
+                        .unwrap_or_default(),
+                );
             }
         }
     }
-    Ok(kept)
+    Ok((kept, refs))
 }
 
 /// Deletes every snapshot (the store was cleared: all cursors expire).

@@ -57,12 +57,16 @@ pub struct IndexerState {
     pub backfilled: bool,
     /// Wall-clock ms when the last complete sweep finished.
     pub last_sweep_ms: i64,
-    /// Wall-clock ms of the last garbage collection.
+    /// Wall-clock ms of the last full garbage collection.
     #[serde(default)]
-    pub last_gc_ms: i64,
+    pub last_full_gc_ms: i64,
     /// Units without a published session, by main file path.
     #[serde(default)]
     pub skipped: BTreeMap<String, SkippedUnit>,
+    /// Generations a publish took out of the manifest, and when: deleted once
+    /// no servable snapshot can reference them.
+    #[serde(default)]
+    pub garbage: BTreeMap<String, i64>,
 }
 
 /// Reads the state for `store_id` (anything unreadable or for another store

@@ -118,6 +118,13 @@ pub fn iso(ms: i64) -> String {
 /// `recall --home <home> --retention-days 0 <args>`, with every source and
 /// store variable removed from the environment.
 pub fn recall(home: &Path) -> Command {
+    let mut c = recall_with_retention(home);
+    c.arg("--retention-days").arg("0");
+    c
+}
+
+/// `recall --home <home>` (default retention), hermetic like [`recall`].
+pub fn recall_with_retention(home: &Path) -> Command {
     let mut c = Command::new(RECALL);
     for v in [
         "RECALL_HOME",
@@ -131,7 +138,7 @@ pub fn recall(home: &Path) -> Command {
     ] {
         c.env_remove(v);
     }
-    c.arg("--home").arg(home).arg("--retention-days").arg("0");
+    c.arg("--home").arg(home);
     c
 }
 
