@@ -18,7 +18,7 @@ mod prose;
 mod rewind;
 
 use super::common::{for_each_line, iso_ms, walk_files};
-use super::draft::{finish, Draft, Loc};
+use super::draft::{finish, mtime_ms, Draft, Loc};
 use super::{Diagnostics, ExtractError, Extracted, SessionSource};
 use line::{Content, Line};
 use recall_core::model::{Mark, Parent, Relation, Role, SessionMeta, Source};
@@ -478,13 +478,4 @@ fn conversational(l: &Line<'_>) -> bool {
         }
         _ => false,
     }
-}
-
-fn mtime_ms(p: &Path) -> i64 {
-    std::fs::metadata(p)
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(1)
 }
