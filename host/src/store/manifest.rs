@@ -50,8 +50,19 @@ pub fn parse(bytes: Vec<u8>) -> ReadManifest {
 
 /// Canonical bytes: compact JSON with every object's keys sorted.
 pub fn to_bytes(m: &Manifest) -> Result<Vec<u8>, serde_json::Error> {
-    let v = sort_keys(serde_json::to_value(m)?);
+    let v = serde_json::to_value(m)?;
+    // serde_json's default map is already sorted; rebuild only when a
+    // feature (`preserve_order`) made it keep insertion order.
+    let v = if maps_are_sorted() { v } else { sort_keys(v) };
     serde_json::to_vec(&v)
+}
+
+/// Whether `serde_json::Map` iterates in key order in this build.
+fn maps_are_sorted() -> bool {
+    let mut probe = Map::new();
+    probe.insert("b".into(), Value::Null);
+    probe.insert("a".into(), Value::Null);
+    probe.keys().next().map(String::as_str) == Some("a")
 }
 
 /// Rebuilds every object with its keys in sorted order (whatever map type
@@ -104,6 +115,15 @@ mod tests {
         assert_eq!(
             s,
             r#"{"parser_version":3,"revision":0,"schema":1,"sessions":{},"store_id":"s1","tombstones":{},"updated_at_ms":0}"#
+        );
+    }
+
+    #[test]
+    fn sorting_works_whatever_the_map_order() {
+        let v = serde_json::json!({"z": {"b": 1, "a": [{"d": 2, "c": 3}]}, "y": 0});
+        assert_eq!(
+            serde_json::to_string(&sort_keys(v)).unwrap(),
+            r#"{"y":0,"z":{"a":[{"c":3,"d":2}],"b":1}}"#
         );
     }
 
