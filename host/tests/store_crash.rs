@@ -5,9 +5,9 @@
 //!
 //! The home is rebuilt between rounds in varied ways (store wiped, lines
 //! appended, a file rewritten in place, a file deleted and restored) so the
-//! kills land in backfills as well as in incremental sweeps. Kill delays
-//! are spread over the length of an uninterrupted run, weighted towards its
-//! end, where the publish happens.
+//! kills land in backfills as well as in incremental sweeps. A third of the
+//! kills come at a random moment of the run, a third while the writer lock
+//! is held (publishing), a third while a generation temp file exists.
 
 mod store_support;
 
@@ -94,20 +94,50 @@ fn sigkill_at_random_moments_never_breaks_the_store() {
             }
         }
         let base = if kind == 0 { backfill } else { incremental };
-        let span = base.as_micros() as u64 * 12 / 10;
-        // Half the kills anywhere in a run, half in its last 40 %.
-        let delay = if rng.below(2) == 0 {
-            rng.below(span)
-        } else {
-            span * 6 / 10 + rng.below(span * 4 / 10)
-        };
+        let span = base.as_micros() as u64;
         let mut child = recall(&home)
             .arg("index")
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .expect("spawn recall");
-        std::thread::sleep(Duration::from_micros(delay));
+        // A third of the kills at a random moment of the run, a third while
+        // the writer lock is held (publishing), a third while a generation
+        // is half written; each with a little random slack.
+        let delay = match rng.below(3) {
+            0 => {
+                std::thread::sleep(Duration::from_micros(rng.below(span)));
+                0
+            }
+            mode => {
+                let probe = store_dir(&home).join(if mode == 1 {
+                    "writer.lock"
+                } else {
+                    "generations"
+                });
+                let deadline = Instant::now() + base * 3;
+                while Instant::now() < deadline && child.try_wait().ok().flatten().is_none() {
+                    let hit = if mode == 1 {
+                        probe.exists()
+                    } else {
+                        fs::read_dir(&probe).is_ok_and(|mut d| {
+                            d.any(|e| {
+                                e.is_ok_and(|e| {
+                                    e.file_name().to_string_lossy().starts_with(".tmp-")
+                                })
+                            })
+                        })
+                    };
+                    if hit {
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_micros(50));
+                }
+                let slack = rng.below(2000);
+                std::thread::sleep(Duration::from_micros(slack));
+                slack
+            }
+        };
         if child.try_wait().ok().flatten().is_some() {
             killed_after_publish += 1;
         }
@@ -115,7 +145,7 @@ fn sigkill_at_random_moments_never_breaks_the_store() {
         let _ = child.wait();
 
         if let Err(e) = check_store(&home) {
-            panic!("round {round} (kill after {delay} µs): {e}");
+            panic!("round {round} (kill {delay} µs after the trigger): {e}");
         }
         // The next sweep restores every session, with the latest text.
         run_ok(&home, &["index"], 0);
@@ -150,8 +180,10 @@ fn sigkill_at_random_moments_never_breaks_the_store() {
         "{KILLS} kills in {:.1} s (backfill {backfill:?}, incremental {incremental:?}); {killed_after_publish} runs had already finished",
         started.elapsed().as_secs_f64(),
     );
+    // Timing on a shared machine is noisy; most kills must still land
+    // inside a run for this test to mean anything.
     assert!(
         killed_after_publish < KILLS / 2,
-        "most kills must land inside a run"
+        "too few kills landed inside a run ({killed_after_publish} of {KILLS} had finished)"
     );
 }
