@@ -8,7 +8,7 @@
 #
 # Generates the home under ${RECALL_BENCH_DIR:-/tmp/recall-bench-extract} (reused when the
 # same sources/size/seed were generated before), builds the release `extract_bench`
-# example, runs it RUNS times and writes bench/results/extract-<date>.md.
+# example, runs it RUNS times and appends a section to bench/results/extract-<date>.md.
 set -euo pipefail
 
 SOURCES=${1:-claude-code,codex}
@@ -82,7 +82,9 @@ for src, rs in rows.items():
         src, r0["sessions"], r0["records"], r0["bytes"] / 1e6, max(cpu), statistics.median(cpu),
         max(wall), statistics.median(wall), max(r["errors"] for r in rs)))
 out += ["", "Target: ≥ 150 MB/s per source, single thread."]
-open(result, "w").write("\n".join(out) + "\n")
+# One section per run: a day's file keeps every run of that day.
+sep = "\n---\n\n" if os.path.exists(result) else ""
+open(result, "a").write(sep + "\n".join(out) + "\n")
 print("\n".join(out))
 PY
 echo "wrote $RESULT"
