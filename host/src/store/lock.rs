@@ -180,6 +180,27 @@ mod tests {
     }
 
     #[test]
+    fn a_lock_older_than_five_minutes_is_taken_over_even_if_its_owner_lives() {
+        let d = tmp();
+        let me = std::process::id();
+        let st = start_time(me).unwrap_or(0);
+        let p = d.join(LOCK);
+        fs::write(&p, format!("{me} {st} cafe\n")).unwrap();
+        let old = std::time::SystemTime::now() - Duration::from_secs(6 * 60);
+        fs::File::options()
+            .append(true)
+            .open(&p)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        let l = WriterLock::acquire(&d, Duration::from_millis(50)).unwrap();
+        assert!(fs::read_to_string(&p).unwrap().contains(&l.token));
+        drop(l);
+        assert!(!p.exists());
+        fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
     fn live_owner_is_respected() {
         let d = tmp();
         let me = std::process::id();

@@ -1,0 +1,214 @@
+//! The publish gate, driven directly through the store API: stale writers,
+//! parser versions, tombstones, missing generations, cleared stores, and
+//! snapshots of superseded manifests.
+
+mod store_support;
+
+use recall_core::model::{Locator, ManifestEntry, MessageRecord, Role, SessionMeta, Shard, Source};
+use recall_host::store::{Batch, Store, StoreError};
+use store_support::*;
+
+fn shard(id: &str, text: &str) -> Vec<u8> {
+    let s = Shard {
+        session: SessionMeta {
+            source: Source::Pi,
+            session_id: id.into(),
+            title: None,
+            cwd: None,
+            branch: None,
+            created_ms: Some(1_790_000_000_000),
+            updated_ms: Some(1_790_000_000_000),
+            messages: 1,
+            parent: None,
+            resume: None,
+            paths: vec![],
+        },
+        records: vec![MessageRecord {
+            role: Role::User,
+            ts_ms: 1_790_000_000_000,
+            text: text.into(),
+            truncated: false,
+            locator: Locator::ExternalRecordId {
+                record_id: "r".into(),
+            },
+            seq: None,
+            turn: None,
+            item_id: None,
+            subagent: false,
+            generation: 0,
+        }],
+        marks: vec![],
+    };
+    serde_json::to_vec(&s).unwrap()
+}
+
+fn entry(store: &Store, id: &str, text: &str, watermark: i64) -> (String, ManifestEntry) {
+    let body = shard(id, text);
+    let name = store.write_generation(&body).unwrap();
+    let s: Shard = serde_json::from_slice(&body).unwrap();
+    let e = ManifestEntry {
+        meta: s.session.clone(),
+        generation_file: name,
+        records: 1,
+        max_ts_ms: Some(1_790_000_000_000),
+        bytes: body.len() as u64,
+        source_gone: false,
+        files: vec![],
+        watermark,
+        state: serde_json::Value::Null,
+    };
+    (format!("pi:{id}"), e)
+}
+
+fn batch(store_id: &str, pv: u32, watermark: i64, upserts: Vec<(String, ManifestEntry)>) -> Batch {
+    Batch {
+        base_store_id: store_id.into(),
+        parser_version: pv,
+        watermark,
+        upserts,
+        ..Batch::default()
+    }
+}
+
+#[test]
+fn a_stale_writer_never_replaces_a_fresher_entry() {
+    let store = Store::open(&temp_dir("gate-stale")).unwrap();
+    let fresh = entry(&store, "a", "fresh text", 2000);
+    let out = store
+        .publish(batch("", 1, 2000, vec![fresh.clone()]))
+        .unwrap();
+    assert!(out.written && out.revision == 1);
+    let id = out.store_id.clone();
+    // A writer whose sweep started earlier publishes late.
+    let stale = entry(&store, "a", "stale text", 1000);
+    let out = store.publish(batch(&id, 1, 1000, vec![stale])).unwrap();
+    assert_eq!((out.stale, out.written, out.revision), (1, false, 1));
+    assert_eq!(store.current().unwrap().sessions["pi:a"], fresh.1);
+    // A fresher one wins.
+    let newer = entry(&store, "a", "newer text", 3000);
+    let out = store
+        .publish(batch(&id, 1, 3000, vec![newer.clone()]))
+        .unwrap();
+    assert_eq!((out.applied, out.revision), (1, 2));
+    assert_eq!(store.current().unwrap().sessions["pi:a"], newer.1);
+}
+
+#[test]
+fn an_older_parser_never_overwrites_a_newer_manifest() {
+    let store = Store::open(&temp_dir("gate-parser")).unwrap();
+    let out = store
+        .publish(batch("", 7, 1000, vec![entry(&store, "a", "v7", 1000)]))
+        .unwrap();
+    let err = store
+        .publish(batch(
+            &out.store_id,
+            6,
+            2000,
+            vec![entry(&store, "a", "v6", 2000)],
+        ))
+        .unwrap_err();
+    assert!(
+        matches!(err, StoreError::NewerParser { found: 7, ours: 6 }),
+        "{err}"
+    );
+    let m = store.current().unwrap();
+    assert_eq!((m.parser_version, m.revision), (7, 1));
+}
+
+#[test]
+fn tombstones_stop_writers_that_started_before_them() {
+    let store = Store::open(&temp_dir("gate-tomb")).unwrap();
+    let out = store
+        .publish(batch("", 1, 1000, vec![entry(&store, "old", "old", 1000)]))
+        .unwrap();
+    // Retention drops it (newest message before the horizon) with a tombstone.
+    let mut b = batch(&out.store_id, 1, 1000, vec![]);
+    b.horizon_ms = Some(1_795_000_000_000);
+    let out = store.publish(b).unwrap();
+    assert_eq!(out.retired, vec!["pi:old".to_string()]);
+    let m = store.current().unwrap();
+    let tomb = m.tombstones["pi:old"];
+    // A writer whose sweep began before the tombstone cannot revive it…
+    let out = store
+        .publish(batch(
+            &out.store_id,
+            1,
+            tomb - 1,
+            vec![entry(&store, "old", "old", tomb - 1)],
+        ))
+        .unwrap();
+    assert_eq!(out.tombstoned, 1);
+    assert!(!store.current().unwrap().sessions.contains_key("pi:old"));
+    // …one that began after it may (e.g. retention was turned off).
+    let out = store
+        .publish(batch(
+            &out.store_id,
+            1,
+            tomb + 1,
+            vec![entry(&store, "old", "old", tomb + 1)],
+        ))
+        .unwrap();
+    assert_eq!(out.applied, 1);
+    let m = store.current().unwrap();
+    assert!(m.sessions.contains_key("pi:old") && !m.tombstones.contains_key("pi:old"));
+}
+
+#[test]
+fn missing_generations_and_cleared_stores_are_refused() {
+    let dir = temp_dir("gate-missing");
+    let store = Store::open(&dir).unwrap();
+    let out = store
+        .publish(batch("", 1, 1000, vec![entry(&store, "a", "a", 1000)]))
+        .unwrap();
+    let mut ghost = entry(&store, "b", "b", 2000);
+    ghost.1.generation_file = "0123456789abcdef.json".into();
+    let r = store
+        .publish(batch(&out.store_id, 1, 2000, vec![ghost]))
+        .unwrap();
+    assert_eq!((r.missing, r.written), (1, false));
+    store.clear().unwrap();
+    let err = store
+        .publish(batch(
+            &out.store_id,
+            1,
+            3000,
+            vec![entry(&store, "c", "c", 3000)],
+        ))
+        .unwrap_err();
+    assert!(matches!(err, StoreError::StoreChanged));
+}
+
+#[test]
+fn superseded_manifests_stay_servable_as_snapshots() {
+    let store = Store::open(&temp_dir("gate-snap")).unwrap();
+    let r1 = store
+        .publish(batch("", 1, 1000, vec![entry(&store, "a", "one", 1000)]))
+        .unwrap();
+    let r2 = store
+        .publish(batch(
+            &r1.store_id,
+            1,
+            2000,
+            vec![entry(&store, "b", "two", 2000)],
+        ))
+        .unwrap();
+    assert_eq!(r2.revision, r1.revision + 1);
+    let old = store
+        .snapshot(&r1.store_id, r1.revision)
+        .expect("revision 1 is retained");
+    assert_eq!(old.sessions.len(), 1);
+    assert_eq!(
+        store
+            .snapshot(&r1.store_id, r2.revision)
+            .unwrap()
+            .sessions
+            .len(),
+        2
+    );
+    assert!(store.snapshot("../etc", 1).is_none());
+    assert!(store.snapshot(&r1.store_id, 99).is_none());
+    // Manifest keys are sorted and the revision went up by one per write.
+    let bytes = store.manifest_bytes().unwrap().unwrap();
+    let text = String::from_utf8(bytes).unwrap();
+    assert!(text.starts_with(r#"{"parser_version":1,"revision":2,"schema":1,"sessions":{"pi:a":{"branch":null,"bytes":"#), "{text}");
+}
