@@ -323,15 +323,10 @@ impl Session {
                     text.push_str(t);
                 }
                 None => {
-                    let first = Ctx {
-                        ts: g.ts,
-                        node: g.node,
-                        uuid: &g.uuid,
-                        ..*at
-                    };
+                    // ts, item id and tree node of the message's first line.
                     let mut draft = Draft::new(
                         Role::Assistant,
-                        first.ts,
+                        g.ts,
                         t.to_string(),
                         Loc::MessageId(mid.clone()),
                     );
@@ -340,7 +335,7 @@ impl Session {
                     self.drafts.push(Pending {
                         draft,
                         sid: at.sid,
-                        node: first.node,
+                        node: g.node,
                     });
                     g.draft = Some(self.drafts.len() - 1);
                 }
