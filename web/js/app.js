@@ -14,7 +14,7 @@ import { size, when } from './format.js';
 
 const DEBOUNCE_MS = 225;
 const MIN_CHARS = 2;
-const TIMEOUT_RETRIES = 2;
+const TIMEOUT_RETRIES = 4;
 
 const els = {
   q: byId('q'),

@@ -137,8 +137,13 @@ export class SessionView {
       h('div', { class: 'entries' }, ...entries),
       page.entries.length > 10 ? pager() : null);
     const target = this.root.querySelector('.entry.target');
-    if (target) target.scrollIntoView({ block: 'center' });
-    else this.root.scrollTop = 0;
+    this.root.scrollTop = 0;
+    if (target) {
+      // Scroll the panel only (scrollIntoView would also move the page).
+      const panel = this.root.getBoundingClientRect();
+      const at = target.getBoundingClientRect();
+      this.root.scrollTop = Math.max(0, at.top - panel.top - this.root.clientHeight / 4);
+    }
   }
 
   async loadTrace(key, signal) {

@@ -64,7 +64,7 @@ export function recall(args, { input } = {}) {
 export async function serve(home, { port } = {}) {
   if (!existsSync(BIN)) throw new Error(`${BIN} is missing: build it with cargo build -p recall-host`);
   port = port || (await freePort());
-  const child = spawn(BIN, ['--home', home, 'serve', '--bind', `127.0.0.1:${port}`], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(BIN, ['--home', home, '--retention-days', '0', 'serve', '--bind', `127.0.0.1:${port}`], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (d) => { stderr += d; });
   const url = `http://127.0.0.1:${port}`;
@@ -92,6 +92,20 @@ export async function serve(home, { port } = {}) {
   return { url, port, stop, child };
 }
 
+/**
+ * Loads every shard into the server's memory (a broad query repeated until
+ * it is no longer cut short by the 150 ms scan budget), so the answers the
+ * tests compare are complete rather than `partial`.
+ */
+export async function warm(url) {
+  for (const q of ['e', 'the', 'a']) {
+    for (let i = 0; i < 30; i += 1) {
+      const body = await (await fetch(`${url}/api/sessions/message-search?q=${q}&scope=all&limit=100`)).json();
+      if (body.state !== 'partial') break;
+    }
+  }
+}
+
 /** Launches headless Chromium (a fresh profile each time). */
 export function launch() {
   return chromium.launch({
@@ -101,9 +115,35 @@ export function launch() {
   });
 }
 
+/**
+ * A browser context. With `RECALL_WEB_DIR` set (development only), static
+ * files come from that folder instead of the binary's embedded copy, so web/
+ * changes can be tried without rebuilding; service workers are blocked then.
+ */
+export async function newContext(browser) {
+  const dev = process.env.RECALL_WEB_DIR;
+  const ctx = await browser.newContext(dev ? { serviceWorkers: 'block' } : {});
+  if (dev) {
+    const { readFile } = await import('node:fs/promises');
+    await ctx.route((u) => !u.pathname.startsWith('/api/') && u.protocol === 'http:', async (route) => {
+      const u = new URL(route.request().url());
+      let path = u.pathname === '/' ? '/index.html' : u.pathname === '/report' ? '/report.html' : u.pathname;
+      const file = path.startsWith('/pkg/') ? join(REPO, path) : join(dev, path);
+      try {
+        const body = await readFile(file);
+        const type = { html: 'text/html', js: 'text/javascript', css: 'text/css', wasm: 'application/wasm' }[path.split('.').pop()] || 'application/octet-stream';
+        await route.fulfill({ body, contentType: type });
+      } catch {
+        await route.fulfill({ status: 404, body: 'not found' });
+      }
+    });
+  }
+  return ctx;
+}
+
 /** Opens a page that fails the test on any page error or dialog (alert). */
 export async function openPage(browser, url, { context } = {}) {
-  const ctx = context || (await browser.newContext());
+  const ctx = context || (await newContext(browser));
   const page = await ctx.newPage();
   page.errors = [];
   page.dialogs = [];
