@@ -84,6 +84,43 @@ step "install wasm-bindgen CLI" install_wasm_bindgen
 step "pkg/ is current (cargo xtask wasm --check)" cargo xtask wasm --check
 step "cargo test --workspace" cargo_tests
 
+# ---- browser tests (dashboard, offline mode, report viewer) -----------------
+# Owned by the web engineer. Headless Chromium comes from Debian (Playwright's
+# own browser download is not used); playwright-core drives it from
+# tests/browser (npm ci from its lockfile). The tests spawn the recall binary
+# the cargo step just built.
+install_chromium() {
+  if [ -x /usr/bin/chromium ]; then
+    echo "chromium: installed"
+  else
+    apt-get update && apt-get install -y chromium
+  fi
+}
+
+install_browser_deps() {
+  if [ -f tests/browser/node_modules/playwright-core/package.json ]; then
+    echo "tests/browser: node_modules present"
+  else
+    (cd tests/browser && npm ci --no-audit --no-fund)
+  fi
+}
+
+browser_tests() {
+  local profile=release flag=--release
+  if [ "${RECALL_TEST_PROFILE:-release}" = debug ]; then
+    profile=debug
+    flag=
+  fi
+  cargo build -p recall-host $flag || return 1
+  (cd tests/browser && RECALL_BIN="$PWD/../../target/$profile/recall" \
+    node --test --test-concurrency=1 dashboard.test.mjs offline.test.mjs report.test.mjs)
+}
+
+step "install Chromium (Debian)" install_chromium
+step "npm ci (tests/browser)" install_browser_deps
+step "browser tests (headless Chromium)" browser_tests
+# ---- end of browser tests ---------------------------------------------------
+
 echo
 echo "==> summary"
 printf '  %s\n' "${results[@]}"
