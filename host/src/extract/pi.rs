@@ -14,7 +14,8 @@
 
 use super::common::for_each_line;
 use super::draft::{
-    assemble, blank, mtime_ms, sniff_type, tool_call_text, Draft, Header, Loc, TextOrParts, Ts,
+    assemble, blank, mtime_ms, parse_line, sniff_type, tool_call_text, Draft, Header, Loc,
+    TextOrParts, Ts,
 };
 use super::lenient::{Obj, Str};
 use super::{Diagnostics, ExtractError, Extracted, SessionSource};
@@ -173,15 +174,15 @@ impl State {
             None => true,
         };
         if !indexed {
-            return match serde_json::from_slice::<Link>(bytes) {
-                Ok(l) => {
+            return match parse_line::<Link>(bytes) {
+                Some(l) => {
                     self.link(l.id, l.parent_id);
                     true
                 }
-                Err(_) => false,
+                None => false,
             };
         }
-        let Ok(e) = serde_json::from_slice::<Entry>(bytes) else {
+        let Some(e) = parse_line::<Entry>(bytes) else {
             return false;
         };
         match e.ty.get().unwrap_or("") {

@@ -13,7 +13,7 @@ mod lanes;
 pub mod sidecar;
 
 use super::common::{for_each_line, read_small};
-use super::draft::{assemble, blank, mtime_ms, sniff_key, Draft, Header, Loc, Ts};
+use super::draft::{assemble, blank, mtime_ms, parse_line, sniff_key, Draft, Header, Loc, Ts};
 use super::lenient::{Obj, Str, Uint};
 use super::{Diagnostics, ExtractError, Extracted, SessionSource};
 use dating::Dating;
@@ -192,9 +192,9 @@ pub fn extract(src: &SessionSource) -> Result<Option<Extracted>, ExtractError> {
                 return;
             }
         }
-        match serde_json::from_slice::<Row>(line.bytes) {
-            Ok(row) => run.row(row, line.no),
-            Err(_) => {
+        match parse_line::<Row>(line.bytes) {
+            Some(row) => run.row(row, line.no),
+            None => {
                 if !blank(&String::from_utf8_lossy(line.bytes)) {
                     bad += 1;
                 }

@@ -13,8 +13,8 @@
 
 use crate::extract::common::{for_each_line, read_small};
 use crate::extract::draft::{
-    assemble, blank, mtime_ms, sniff_type, tool_call_text, value_text, Draft, Header, Loc, Part,
-    TextOrParts, Ts,
+    assemble, blank, mtime_ms, parse_line, sniff_type, tool_call_text, value_text, Draft, Header,
+    Loc, Part, TextOrParts, Ts,
 };
 use crate::extract::lenient::{Obj, Str, Uint};
 use crate::extract::{Diagnostics, ExtractError, Extracted, SessionSource};
@@ -276,9 +276,9 @@ fn read_wire(
                 return;
             }
         }
-        match serde_json::from_slice::<WireLine>(line.bytes) {
-            Ok(l) => on_line(&mut st, l, line.no, out, cwd),
-            Err(_) => {
+        match parse_line::<WireLine>(line.bytes) {
+            Some(l) => on_line(&mut st, l, line.no, out, cwd),
+            None => {
                 if !blank(&String::from_utf8_lossy(line.bytes)) {
                     bad += 1;
                 }

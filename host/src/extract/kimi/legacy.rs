@@ -12,8 +12,8 @@
 
 use crate::extract::common::{for_each_line, read_small};
 use crate::extract::draft::{
-    assemble, blank, mtime_ms, sniff_type, tool_call_text, value_text, Draft, Header, Loc,
-    TextOrParts, Ts,
+    assemble, blank, mtime_ms, parse_line, sniff_type, tool_call_text, value_text, Draft, Header,
+    Loc, TextOrParts, Ts,
 };
 use crate::extract::lenient::{Obj, Str};
 use crate::extract::{Diagnostics, ExtractError, Extracted, SessionSource};
@@ -189,7 +189,7 @@ fn read_wire(
                 return;
             }
         }
-        let Ok(l) = serde_json::from_slice::<WireLine>(line.bytes) else {
+        let Some(l) = parse_line::<WireLine>(line.bytes) else {
             if !blank(&String::from_utf8_lossy(line.bytes)) {
                 bad += 1;
             }
