@@ -265,3 +265,51 @@ test('j and k move between hits; Enter opens one', { timeout: 120_000 }, async (
   await page.waitForSelector('#session .entry.located');
   await page.close();
 });
+
+test('a busy server (429) is retried; an expired cursor (410) restarts at page 1', { timeout: 120_000 }, async () => {
+  const page = await openPage(browser, server.url);
+  const seen = [];
+  let busyOnce = true;
+  await page.route('**/api/sessions/message-search?**', async (route) => {
+    const u = new URL(route.request().url());
+    seen.push(u.searchParams.has('cursor') ? 'cursor' : 'first');
+    if (busyOnce && !u.searchParams.has('cursor')) {
+      busyOnce = false;
+      await route.fulfill({ status: 429, contentType: 'application/json', body: '{"ok":false,"error":"busy","message":"too many searches"}' });
+    } else if (u.searchParams.has('cursor')) {
+      await route.fulfill({ status: 410, contentType: 'application/json', body: '{"ok":false,"error":"cursor_expired","message":"expired"}' });
+    } else {
+      await route.continue();
+    }
+  });
+  await typeQuery(page, 'the');
+  await waitResults(page);
+  const first = (await cardsOf(page)).map((c) => c.key);
+  assert.ok(first.length > 0);
+  assert.deepEqual(seen.slice(0, 2), ['first', 'first'], 'the 429 was retried');
+  assert.equal(await page.textContent('#note'), '');
+  await page.click('button.more');
+  await page.waitForFunction((n) => n > 0, seen.length);
+  await until(async () => seen.length >= 4, 10_000, 'the restart after 410');
+  await waitResults(page);
+  assert.deepEqual(seen.slice(2, 4), ['cursor', 'first'], 'a 410 restarts without the cursor');
+  assert.deepEqual((await cardsOf(page)).map((c) => c.key), first);
+  assert.equal(await page.textContent('#note'), '', 'silently');
+  await page.close();
+});
+
+test('a slow answer to an older query never replaces a newer one', { timeout: 120_000 }, async () => {
+  const page = await openPage(browser, server.url);
+  await page.route('**/api/sessions/message-search?**', async (route) => {
+    const q = new URL(route.request().url()).searchParams.get('q');
+    if (q === 'strasse') await new Promise((r) => setTimeout(r, 1500));
+    await route.continue().catch(() => {});
+  });
+  await typeQuery(page, 'strasse');
+  await page.waitForTimeout(400); // past the debounce: the slow request is in flight
+  await typeQuery(page, 'xsscanary');
+  await page.waitForTimeout(2500);
+  const keys = (await cardsOf(page)).map((c) => c.key);
+  assert.deepEqual(keys, [XSS_KEY]);
+  await page.close();
+});
