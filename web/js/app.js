@@ -36,6 +36,7 @@ let generation = 0;
 let lastRequest = null;
 let cursor = null;
 let coverage = null;
+let lastInputAt = 0;
 
 const sessionView = new SessionView(els.session, () => backend, (key) => openSession(key, null), () => readFilters(els.form).scope || 'conversation');
 
@@ -45,6 +46,7 @@ function request() {
 
 /** Schedules a search after the debounce; shorter input clears the results. */
 function schedule() {
+  lastInputAt = performance.now();
   clearTimeout(timer);
   const req = request();
   toUrl(req);
@@ -99,6 +101,11 @@ async function runSearch(req, { more = false, retries = TIMEOUT_RETRIES } = {}) 
   cursor = res.cursor || null;
   coverage = res.coverage || coverage;
   render(res, more);
+  // For benchmarks and tests: when a page of results is on screen, and how
+  // long after the last keystroke (the debounce included).
+  document.dispatchEvent(new CustomEvent('recall:rendered', {
+    detail: { q: req.q, more, sessions: res.sessions.length, ms: performance.now() - lastInputAt, backend: backend.kind },
+  }));
 }
 
 function errorText(e) {
