@@ -150,10 +150,10 @@ pub fn print(r: &Response, color: bool) -> io::Result<()> {
             eprintln!("recall: the first index is still being built; results are incomplete")
         }
         (State::Partial, Some(PartialReason::Timeout)) => {
-            eprintln!("recall: partial results (the scan deadline passed); run the search again")
+            eprintln!("recall: partial results: the scan deadline passed before every session was searched")
         }
         (State::Partial, _) => {
-            eprintln!("recall: partial results (load budget spent); the cursor continues")
+            eprintln!("recall: partial results: the load budget was spent; the cursor continues")
         }
         _ => {}
     }
