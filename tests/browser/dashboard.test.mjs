@@ -4,16 +4,18 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { tempDir, makeHome, serve, warm, launch, openPage, cleanup, XSS_KEY } from './lib/env.mjs';
+import { join } from 'node:path';
+import { tempDir, makeHome, serve, warm, launch, openPage, cleanup, recall, XSS_KEY } from './lib/env.mjs';
 import { expectedMarks, until } from './lib/expect.mjs';
 
 let dir;
+let home;
 let server;
 let browser;
 
 before(async () => {
   dir = tempDir();
-  const home = makeHome(dir, { sessions: 60 });
+  home = makeHome(dir, { sessions: 60 });
   server = await serve(home);
   await warm(server.url);
   browser = await launch();
@@ -311,5 +313,22 @@ test('a slow answer to an older query never replaces a newer one', { timeout: 12
   await page.waitForTimeout(2500);
   const keys = (await cardsOf(page)).map((c) => c.key);
   assert.deepEqual(keys, [XSS_KEY]);
+  await page.close();
+});
+
+test('the daemon serves the report viewer at /report, which opens report files', { timeout: 120_000 }, async () => {
+  const file = join(dir, 'one.html');
+  recall(['--home', home, '--retention-days', '0', 'report', '--no-refresh', XSS_KEY, '-o', file]);
+  const page = await openPage(browser, null);
+  await page.goto(`${server.url}/report`);
+  await page.waitForFunction(() => document.documentElement.dataset.ready === 'true');
+  assert.match(await page.textContent('#results'), /open a report file/);
+  await page.setInputFiles('#open-files', [file]);
+  await page.waitForSelector('.session-card');
+  assert.deepEqual(await page.$$eval('.session-card', (c) => c.map((x) => x.dataset.key)), [XSS_KEY]);
+  await page.fill('#q', 'xsscanary');
+  await page.waitForSelector('.session-card mark');
+  assert.deepEqual(page.errors, []);
+  assert.deepEqual(page.dialogs, []);
   await page.close();
 });

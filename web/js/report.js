@@ -17,6 +17,8 @@ import { readFilters } from './filters.js';
 import { when, badge, sessionBadges } from './format.js';
 
 const DEBOUNCE_MS = 150;
+/** The manifest of a viewer that holds no report yet. */
+const EMPTY = { schema: 1, parser_version: 0, store_id: '', revision: 0, updated_at_ms: 0, sessions: {}, tombstones: {} };
 
 const els = {
   q: byId('q'),
@@ -68,7 +70,7 @@ function rebuild() {
     for (const [name, bytes] of r.generations) next.addGeneration(name, bytes);
     manifests.push(JSON.parse(new TextDecoder().decode(r.manifest)));
   }
-  next.setManifest(reports.length === 1 ? reports[0].manifest : mergeManifests(manifests.length ? manifests : [{ schema: 1, revision: 0, sessions: {} }]));
+  next.setManifest(reports.length === 1 ? reports[0].manifest : mergeManifests(manifests.length ? manifests : [EMPTY]));
   engine = next;
   const n = Object.keys(engine.manifest.sessions || {}).length;
   replace(els.reports, `${reports.length} ${reports.length === 1 ? 'report' : 'reports'} · ${n} ${n === 1 ? 'session' : 'sessions'}`,
