@@ -1,7 +1,7 @@
 // Takes the README screenshot of the dashboard: `node screenshot.mjs URL OUT.png [query]`
 // against a running `recall serve` (e.g. on a gen.py home).
 
-import { launch } from './lib/env.mjs';
+import { launch, newContext } from './lib/env.mjs';
 
 const [url, out, query = 'strasse'] = process.argv.slice(2);
 if (!url || !out) {
@@ -9,7 +9,9 @@ if (!url || !out) {
   process.exit(2);
 }
 const browser = await launch();
-const page = await browser.newPage({ viewport: { width: 1400, height: 900 }, deviceScaleFactor: 1 });
+const context = await newContext(browser);
+const page = await context.newPage();
+await page.setViewportSize({ width: 1400, height: 860 });
 page.on('pageerror', (e) => console.error('page error:', String(e)));
 await page.goto(url);
 await page.waitForFunction(() => document.documentElement.dataset.ready === 'true');

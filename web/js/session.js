@@ -142,7 +142,8 @@ export class SessionView {
       // Scroll the panel only (scrollIntoView would also move the page).
       const panel = this.root.getBoundingClientRect();
       const at = target.getBoundingClientRect();
-      this.root.scrollTop = Math.max(0, at.top - panel.top - this.root.clientHeight / 4);
+      const head = this.root.querySelector('.session-head')?.offsetHeight || 0;
+      this.root.scrollTop = Math.max(0, at.top - panel.top - head - 24);
     }
   }
 
