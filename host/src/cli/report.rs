@@ -50,7 +50,13 @@ pub fn run(g: &Globals, a: ReportArgs) -> anyhow::Result<Found> {
     }
     let manifest = ctx.store.current()?;
     let mut keys: BTreeSet<String> = report::with_descendants(&manifest, &a.keys)
-        .or_else(|e| if a.keys.is_empty() { Ok(Vec::new()) } else { Err(e) })?
+        .or_else(|e| {
+            if a.keys.is_empty() {
+                Ok(Vec::new())
+            } else {
+                Err(e)
+            }
+        })?
         .into_iter()
         .collect();
     if let Some(q) = &a.query {
@@ -84,8 +90,10 @@ pub fn run(g: &Globals, a: ReportArgs) -> anyhow::Result<Found> {
     };
     let page = report::render(&assets::find, &payload, &title)?;
     let tmp = a.output.with_extension("html.partial");
-    std::fs::write(&tmp, page.as_bytes()).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, &a.output).with_context(|| format!("cannot write {}", a.output.display()))?;
+    std::fs::write(&tmp, page.as_bytes())
+        .with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, &a.output)
+        .with_context(|| format!("cannot write {}", a.output.display()))?;
     eprintln!(
         "recall: wrote {} ({} session(s), {} KB)",
         a.output.display(),

@@ -28,16 +28,22 @@ pub fn render(
     title: &str,
 ) -> Result<String, ReportError> {
     let text = |path: &str| -> Result<&'static str, ReportError> {
-        let bytes = find(&format!("/{path}")).ok_or_else(|| ReportError::MissingAsset(path.to_string()))?;
+        let bytes =
+            find(&format!("/{path}")).ok_or_else(|| ReportError::MissingAsset(path.to_string()))?;
         std::str::from_utf8(bytes).map_err(|_| ReportError::BadAsset(path.to_string(), "not UTF-8"))
     };
     let template = text(TEMPLATE)?;
     let css = text(STYLESHEET)?;
     let boot = text(BOOT)?;
     let modules = module_closure(&text, ENTRY)?;
-    let wasm = find(&format!("/{WASM}")).ok_or_else(|| ReportError::MissingAsset(WASM.to_string()))?;
+    let wasm =
+        find(&format!("/{WASM}")).ok_or_else(|| ReportError::MissingAsset(WASM.to_string()))?;
     let wasm = gzip_base64(wasm)?;
-    for (path, src) in modules.iter().map(|(p, s)| (p.as_str(), *s)).chain([(BOOT, boot), (STYLESHEET, css)]) {
+    for (path, src) in modules
+        .iter()
+        .map(|(p, s)| (p.as_str(), *s))
+        .chain([(BOOT, boot), (STYLESHEET, css)])
+    {
         inline_safe(path, src)?;
     }
 
@@ -46,13 +52,24 @@ pub fn render(
         sha256_b64(boot),
         sha256_b64(css)
     );
-    let head = format!("<meta http-equiv=\"Content-Security-Policy\" content=\"{csp}\">\n<style>{css}</style>");
+    let head = format!(
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"{csp}\">\n<style>{css}</style>"
+    );
     let mut scripts = String::new();
     for (path, src) in &modules {
-        let _ = writeln!(scripts, "<script type=\"application/x-recall-module\" data-path=\"{path}\">{src}</script>");
+        let _ = writeln!(
+            scripts,
+            "<script type=\"application/x-recall-module\" data-path=\"{path}\">{src}</script>"
+        );
     }
-    let _ = writeln!(scripts, "<script type=\"application/x-recall-wasm\">{wasm}</script>");
-    let _ = writeln!(scripts, "<script type=\"application/x-recall-data\">{payload}</script>");
+    let _ = writeln!(
+        scripts,
+        "<script type=\"application/x-recall-wasm\">{wasm}</script>"
+    );
+    let _ = writeln!(
+        scripts,
+        "<script type=\"application/x-recall-data\">{payload}</script>"
+    );
     let _ = write!(scripts, "<script>{boot}</script>");
 
     let page = replace_region(template, "head", &head)?;
@@ -95,7 +112,10 @@ fn imports(src: &str) -> Vec<String> {
         if !(t.starts_with("import ") || t.starts_with("export ")) {
             continue;
         }
-        let at = t.rfind(" from ").map(|i| i + 6).or_else(|| t.starts_with("import ").then_some(7));
+        let at = t
+            .rfind(" from ")
+            .map(|i| i + 6)
+            .or_else(|| t.starts_with("import ").then_some(7));
         let Some(rest) = at.map(|i| t[i..].trim_start()) else {
             continue;
         };
@@ -132,7 +152,10 @@ fn resolve(from: &str, spec: &str) -> String {
 fn inline_safe(path: &str, src: &str) -> Result<(), ReportError> {
     let lower = src.to_ascii_lowercase();
     if lower.contains("</script") || lower.contains("</style") || lower.contains("<!--") {
-        return Err(ReportError::BadAsset(path.to_string(), "it contains an HTML end tag or comment"));
+        return Err(ReportError::BadAsset(
+            path.to_string(),
+            "it contains an HTML end tag or comment",
+        ));
     }
     Ok(())
 }
@@ -143,7 +166,10 @@ fn replace_region(page: &str, name: &str, with: &str) -> Result<String, ReportEr
     let close = format!("<!--/recall:{name}-->");
     let bad = || ReportError::BadAsset(TEMPLATE.to_string(), "a recall: marker is missing");
     let a = page.find(&open).ok_or_else(bad)?;
-    let b = page[a..].find(&close).map(|i| a + i + close.len()).ok_or_else(bad)?;
+    let b = page[a..]
+        .find(&close)
+        .map(|i| a + i + close.len())
+        .ok_or_else(bad)?;
     Ok(format!("{}{}{}", &page[..a], with, &page[b..]))
 }
 
@@ -153,7 +179,9 @@ fn sha256_b64(text: &str) -> String {
 
 /// Escapes text for an HTML text position.
 pub fn escape_text(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 #[cfg(test)]
@@ -163,12 +191,18 @@ mod tests {
     #[test]
     fn finds_relative_imports_only() {
         let src = "import init, { Index } from '../pkg/recall_core.js';\nimport { h } from \"./dom.js\";\nimport './side.js';\nconst x = 'from ./nope.js';\nimport fs from 'node:fs';\nexport { a } from './a.js';\n";
-        assert_eq!(imports(src), ["../pkg/recall_core.js", "./dom.js", "./side.js", "./a.js"]);
+        assert_eq!(
+            imports(src),
+            ["../pkg/recall_core.js", "./dom.js", "./side.js", "./a.js"]
+        );
     }
 
     #[test]
     fn resolves_specifiers_against_the_importer() {
-        assert_eq!(resolve("js/engine.js", "../pkg/recall_core.js"), "pkg/recall_core.js");
+        assert_eq!(
+            resolve("js/engine.js", "../pkg/recall_core.js"),
+            "pkg/recall_core.js"
+        );
         assert_eq!(resolve("js/report.js", "./dom.js"), "js/dom.js");
     }
 

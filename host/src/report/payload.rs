@@ -30,7 +30,8 @@ impl Payload {
         generations: Vec<(String, Vec<u8>)>,
         query: Option<String>,
     ) -> Result<Payload, ReportError> {
-        let manifest = serde_json::to_string(manifest).map_err(|e| ReportError::Encode(e.to_string()))?;
+        let manifest =
+            serde_json::to_string(manifest).map_err(|e| ReportError::Encode(e.to_string()))?;
         let generations = generations
             .into_iter()
             .map(|(name, bytes)| {
@@ -72,12 +73,20 @@ mod tests {
     fn round_trips_exact_shard_bytes() {
         let m = Manifest::empty("s".into(), 1);
         let body = br#"{"session":{"title":"\u00e9 <script>"},"records":[]}"#.to_vec();
-        let p = Payload::new(&m, vec![("0123456789abcdef.json".into(), body.clone())], Some("q".into())).unwrap();
+        let p = Payload::new(
+            &m,
+            vec![("0123456789abcdef.json".into(), body.clone())],
+            Some("q".into()),
+        )
+        .unwrap();
         let z = STANDARD.decode(p.encode().unwrap()).unwrap();
         let mut json = String::new();
         GzDecoder::new(&z[..]).read_to_string(&mut json).unwrap();
         let v: serde_json::Value = serde_json::from_str(&json).unwrap();
-        assert_eq!(v["generations"][0][1].as_str().unwrap().as_bytes(), &body[..]);
+        assert_eq!(
+            v["generations"][0][1].as_str().unwrap().as_bytes(),
+            &body[..]
+        );
         assert_eq!(v["query"], "q");
         let back: Manifest = serde_json::from_str(v["manifest"].as_str().unwrap()).unwrap();
         assert_eq!(back, m);

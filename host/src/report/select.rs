@@ -87,7 +87,13 @@ mod tests {
     fn manifest() -> Manifest {
         let mut m = Manifest::empty("s".into(), 1);
         m.revision = 7;
-        for (id, p) in [("a", None), ("b", Some("a")), ("c", Some("b")), ("d", None), ("e", Some("e"))] {
+        for (id, p) in [
+            ("a", None),
+            ("b", Some("a")),
+            ("c", Some("b")),
+            ("d", None),
+            ("e", Some("e")),
+        ] {
             m.sessions.insert(format!("codex:{id}"), entry(id, p));
         }
         m
@@ -101,13 +107,19 @@ mod tests {
         let got = with_descendants(&m, &["codex:b".into(), "codex:d".into()]).unwrap();
         assert_eq!(got, ["codex:b", "codex:c", "codex:d"]);
         // A self-parent is not a cycle to follow forever.
-        assert_eq!(with_descendants(&m, &["codex:e".into()]).unwrap(), ["codex:e"]);
+        assert_eq!(
+            with_descendants(&m, &["codex:e".into()]).unwrap(),
+            ["codex:e"]
+        );
     }
 
     #[test]
     fn unknown_and_empty_selections_are_errors() {
         let m = manifest();
-        assert!(matches!(with_descendants(&m, &["codex:zz".into()]), Err(ReportError::UnknownSession(_))));
+        assert!(matches!(
+            with_descendants(&m, &["codex:zz".into()]),
+            Err(ReportError::UnknownSession(_))
+        ));
         assert!(matches!(with_descendants(&m, &[]), Err(ReportError::Empty)));
     }
 
