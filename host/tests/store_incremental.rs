@@ -227,3 +227,29 @@ fn moved_file_keeps_its_session_and_is_not_gone() {
         "and the next sweep has nothing to do"
     );
 }
+
+#[test]
+fn a_duplicate_unit_takes_over_when_the_owner_goes() {
+    let home = temp_dir("dup");
+    let owner = add_fixture(&home, "pi-gamma.jsonl");
+    let copy = pi_dir(&home).join("--home-u-backup--");
+    fs::create_dir_all(&copy).unwrap();
+    let copy = copy.join("pi-gamma-copy.jsonl");
+    fs::copy(&owner, &copy).unwrap();
+    run_ok(&home, &["index"], 0);
+    let m = manifest(&home).unwrap();
+    assert_eq!(m.sessions.len(), 1, "one session, not two");
+    let key = "pi:0c3fc003-0000-7000-8000-000000000003";
+    let first = m.sessions[key].files[0].path.clone();
+    let v: serde_json::Value =
+        serde_json::from_str(&run_ok(&home, &["index", "--json"], 0)).unwrap();
+    assert_eq!(
+        v["extracted"], 0,
+        "the duplicate is not re-read while nothing changes"
+    );
+    fs::remove_file(&first).unwrap();
+    run_ok(&home, &["index"], 0);
+    let e = &manifest(&home).unwrap().sessions[key];
+    assert!(!e.source_gone);
+    assert_ne!(e.files[0].path, first);
+}

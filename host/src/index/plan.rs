@@ -187,6 +187,10 @@ pub fn plan(
         .iter()
         .filter_map(|(k, e)| e.files.first().map(|c| (c.path.as_str(), (k, e))))
         .collect();
+    let mains: HashSet<String> = units
+        .iter()
+        .filter_map(|u| u.files.first().map(|p| p.to_string_lossy().into_owned()))
+        .collect();
     let mut plan = Plan::default();
     let mut seen: HashSet<String> = HashSet::new();
     for src in units {
@@ -232,8 +236,19 @@ pub fn plan(
         } else if let Some(sk) = st.skipped.get(&main) {
             let horizon_moved = sk.reason == SkipReason::Retired
                 && sk.newest_ms.is_some_and(|n| horizon.is_none_or(|h| n >= h));
+            // A duplicate whose owner lost its sources may take over.
+            let owner_lost = sk.reason == SkipReason::Duplicate
+                && sk.key.as_ref().is_none_or(|k| {
+                    m.sessions.get(k).is_none_or(|e| {
+                        e.source_gone
+                            || e.files
+                                .first()
+                                .is_none_or(|c| !mains.contains(c.path.as_str()))
+                    })
+                });
             let same = !reparse
                 && !horizon_moved
+                && !owner_lost
                 && sk.context == work.context
                 && classify_unit(&work.src.files, &sk.files) == Change::Unchanged;
             if same {
