@@ -113,7 +113,7 @@ browser_tests() {
   fi
   cargo build -p recall-host $flag || return 1
   (cd tests/browser && RECALL_BIN="$PWD/../../target/$profile/recall" \
-    node --test --test-concurrency=1 dashboard.test.mjs offline.test.mjs report.test.mjs)
+    node --test --test-concurrency=1 highlight.test.mjs dashboard.test.mjs offline.test.mjs report.test.mjs)
 }
 
 step "install Chromium (Debian)" install_chromium
