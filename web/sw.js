@@ -6,10 +6,10 @@
 
 const CACHE = 'recall-app-v1';
 const SHELL = [
-  '/', '/index.html', '/css/app.css',
-  '/js/app.js', '/js/api.js', '/js/dom.js', '/js/engine.js', '/js/filters.js', '/js/format.js',
+  '/', '/index.html', '/report.html', '/css/app.css',
+  '/js/app.js', '/js/api.js', '/js/bundle.js', '/js/dom.js', '/js/engine.js', '/js/filters.js', '/js/format.js',
   '/js/highlight.js', '/js/idb.js', '/js/offline.js', '/js/palette.js', '/js/results.js',
-  '/js/search-worker.js', '/js/session.js', '/js/shards.js',
+  '/js/report.js', '/js/search-worker.js', '/js/session.js', '/js/shards.js',
   '/pkg/recall_core.js', '/pkg/recall_core_bg.wasm',
 ];
 
