@@ -20,6 +20,9 @@ use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::compression::predicate::{DefaultPredicate, NotForContentType, Predicate};
 use tower_http::compression::CompressionLayer;
 
+/// Threads for blocking store work (searches, session reads, exports).
+pub const MAX_BLOCKING_THREADS: usize = 8;
+
 /// Everything a handler needs.
 #[derive(Clone)]
 pub struct AppState {
@@ -156,6 +159,9 @@ impl Server {
             .map_err(|source| ServeError::Bind { addr, source })?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
+            // Store work runs on blocking threads; a small pool keeps memory
+            // (one malloc arena per busy thread) from growing under load.
+            .max_blocking_threads(MAX_BLOCKING_THREADS)
             .thread_name("recall-http")
             .enable_all()
             .build()
