@@ -4,7 +4,8 @@
 //!
 //! Both are keyed by generation file name (content-named, so a cached entry
 //! is never stale). A shard costs its `heap_bytes()`; inserting beyond the
-//! budget evicts the least recently used. A shard larger than the whole
+//! budget evicts the least recently used, scan-resistantly (segmented LRU:
+//! shards used once go before shards used again). A shard larger than the whole
 //! budget is handed out but not kept. Loads happen outside the lock, so two
 //! queries may prepare the same shard at once; the second insert is a no-op.
 
@@ -40,61 +41,125 @@ pub enum ArenaError {
     },
 }
 
-/// A byte-bounded LRU map.
+/// A byte-bounded, scan-resistant LRU map (segmented LRU): a new entry
+/// starts in a probation segment and moves to the protected segment (4/5 of
+/// the budget) when it is used again, so one query that streams through
+/// many shards evicts other streamed shards, not the ones queries keep using.
 #[derive(Debug)]
 struct Lru<V> {
-    map: HashMap<String, (Arc<V>, usize, u64)>,
-    order: BTreeMap<u64, String>,
+    map: HashMap<String, Slot<V>>,
+    probation: BTreeMap<u64, String>,
+    protected: BTreeMap<u64, String>,
     tick: u64,
     bytes: usize,
+    protected_bytes: usize,
     budget: usize,
     hits: u64,
     misses: u64,
+}
+
+#[derive(Debug)]
+struct Slot<V> {
+    value: Arc<V>,
+    size: usize,
+    tick: u64,
+    protected: bool,
 }
 
 impl<V> Lru<V> {
     fn new(budget: usize) -> Lru<V> {
         Lru {
             map: HashMap::new(),
-            order: BTreeMap::new(),
+            probation: BTreeMap::new(),
+            protected: BTreeMap::new(),
             tick: 0,
             bytes: 0,
+            protected_bytes: 0,
             budget,
             hits: 0,
             misses: 0,
         }
     }
 
+    fn protected_budget(&self) -> usize {
+        self.budget / 5 * 4
+    }
+
     fn get(&mut self, name: &str) -> Option<Arc<V>> {
         self.tick += 1;
         let tick = self.tick;
-        let Some((v, _, last)) = self.map.get_mut(name) else {
+        let limit = self.protected_budget();
+        let Some(slot) = self.map.get_mut(name) else {
             self.misses += 1;
             return None;
         };
-        let (v, old) = (v.clone(), *last);
-        *last = tick;
-        self.order.remove(&old);
-        self.order.insert(tick, name.to_string());
         self.hits += 1;
-        Some(v)
+        let value = slot.value.clone();
+        let (old, was_protected, size) = (slot.tick, slot.protected, slot.size);
+        slot.tick = tick;
+        if was_protected {
+            self.protected.remove(&old);
+            self.protected.insert(tick, name.to_string());
+        } else if size <= limit {
+            slot.protected = true;
+            self.probation.remove(&old);
+            self.protected.insert(tick, name.to_string());
+            self.protected_bytes += size;
+            self.demote(limit);
+        } else {
+            self.probation.remove(&old);
+            self.probation.insert(tick, name.to_string());
+        }
+        Some(value)
     }
 
-    fn insert(&mut self, name: &str, v: Arc<V>, size: usize) {
+    /// Moves the least recently used protected entries back to probation
+    /// until the protected segment fits its share.
+    fn demote(&mut self, limit: usize) {
+        while self.protected_bytes > limit {
+            let Some((_, victim)) = self.protected.pop_first() else {
+                break;
+            };
+            self.tick += 1;
+            if let Some(slot) = self.map.get_mut(&victim) {
+                slot.protected = false;
+                slot.tick = self.tick;
+                self.protected_bytes -= slot.size;
+            }
+            self.probation.insert(self.tick, victim);
+        }
+    }
+
+    fn insert(&mut self, name: &str, value: Arc<V>, size: usize) {
         if size > self.budget || self.map.contains_key(name) {
             return;
         }
         while self.bytes + size > self.budget {
-            let Some((_, victim)) = self.order.pop_first() else {
-                break;
+            let victim = match self.probation.pop_first() {
+                Some((_, v)) => v,
+                None => match self.protected.pop_first() {
+                    Some((_, v)) => v,
+                    None => break,
+                },
             };
-            if let Some((_, s, _)) = self.map.remove(&victim) {
-                self.bytes -= s;
+            if let Some(slot) = self.map.remove(&victim) {
+                self.bytes -= slot.size;
+                if slot.protected {
+                    self.protected_bytes -= slot.size;
+                }
             }
         }
         self.tick += 1;
-        self.order.insert(self.tick, name.to_string());
-        self.map.insert(name.to_string(), (v, size, self.tick));
+        self.probation.insert(self.tick, name.to_string());
+        self.map.insert(
+            name.to_string(),
+            Slot {
+                value,
+                size,
+                tick: self.tick,
+                protected: false,
+            },
+        );
         self.bytes += size;
     }
 }
@@ -269,6 +334,29 @@ mod tests {
         assert_eq!(load("a").fresh_bytes, 0);
         assert!(load("b").fresh_bytes > 0);
         assert!(arena.stats().bytes <= arena.stats().budget);
+    }
+
+    #[test]
+    fn a_streaming_query_does_not_evict_the_shards_queries_reuse() {
+        let mut lru: Lru<u8> = Lru::new(100);
+        for n in ["hot1", "hot2"] {
+            lru.insert(n, Arc::new(0), 10);
+            assert!(lru.get(n).is_some()); // used twice: protected
+        }
+        for i in 0..50 {
+            lru.insert(&format!("scan{i}"), Arc::new(0), 10);
+        }
+        assert!(lru.get("hot1").is_some() && lru.get("hot2").is_some());
+        assert!(lru.bytes <= 100);
+        assert!(lru.protected_bytes <= 80);
+        // The protected share is bounded: promoting many demotes the oldest.
+        for i in 0..12 {
+            let n = format!("p{i}");
+            lru.insert(&n, Arc::new(0), 10);
+            lru.get(&n);
+        }
+        assert!(lru.protected_bytes <= 80 && lru.bytes <= 100);
+        assert_eq!(lru.map.len(), lru.probation.len() + lru.protected.len());
     }
 
     #[test]
