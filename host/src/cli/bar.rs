@@ -24,7 +24,7 @@ impl Bar {
         let flag = stop.clone();
         let handle = std::thread::spawn(move || {
             let style = ProgressStyle::with_template(
-                "{spinner} {msg} [{bar:30}] {binary_bytes}/{binary_total_bytes} ({binary_bytes_per_sec}, {eta})",
+                "{spinner} {msg} [{bar:20}] {binary_bytes}/{binary_total_bytes} {eta}",
             )
             .unwrap_or_else(|_| ProgressStyle::default_bar())
             .progress_chars("=> ");
