@@ -6,10 +6,10 @@ mod store_support;
 
 use recall_core::Response;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use store_support::*;
 
-fn home() -> PathBuf {
+fn home() -> TempDir {
     let home = temp_dir("cli");
     for f in ["pi-alpha.jsonl", "pi-beta.jsonl", "pi-gamma.jsonl"] {
         add_fixture(&home, f);

@@ -72,7 +72,8 @@ fn batch(store_id: &str, pv: u32, watermark: i64, upserts: Vec<(String, Manifest
 
 #[test]
 fn a_stale_writer_never_replaces_a_fresher_entry() {
-    let store = Store::open(&temp_dir("gate-stale")).unwrap();
+    let dir = temp_dir("gate-stale");
+    let store = Store::open(&dir).unwrap();
     let fresh = entry(&store, "a", "fresh text", 2000);
     let out = store
         .publish(batch("", 1, 2000, vec![fresh.clone()]))
@@ -95,7 +96,8 @@ fn a_stale_writer_never_replaces_a_fresher_entry() {
 
 #[test]
 fn an_older_parser_never_overwrites_a_newer_manifest() {
-    let store = Store::open(&temp_dir("gate-parser")).unwrap();
+    let dir = temp_dir("gate-parser");
+    let store = Store::open(&dir).unwrap();
     let out = store
         .publish(batch("", 7, 1000, vec![entry(&store, "a", "v7", 1000)]))
         .unwrap();
@@ -117,7 +119,8 @@ fn an_older_parser_never_overwrites_a_newer_manifest() {
 
 #[test]
 fn tombstones_stop_writers_that_started_before_them() {
-    let store = Store::open(&temp_dir("gate-tomb")).unwrap();
+    let dir = temp_dir("gate-tomb");
+    let store = Store::open(&dir).unwrap();
     let out = store
         .publish(batch("", 1, 1000, vec![entry(&store, "old", "old", 1000)]))
         .unwrap();
@@ -180,7 +183,8 @@ fn missing_generations_and_cleared_stores_are_refused() {
 
 #[test]
 fn superseded_manifests_stay_servable_as_snapshots() {
-    let store = Store::open(&temp_dir("gate-snap")).unwrap();
+    let dir = temp_dir("gate-snap");
+    let store = Store::open(&dir).unwrap();
     let r1 = store
         .publish(batch("", 1, 1000, vec![entry(&store, "a", "one", 1000)]))
         .unwrap();

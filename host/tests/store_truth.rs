@@ -42,7 +42,7 @@ fn every_truth_record_is_found_through_the_store() {
     let status = Command::new("python3")
         .arg(&gen)
         .args(["--out"])
-        .arg(&out)
+        .arg(&*out)
         .args(["--seed", "2", "--sessions", "40"])
         .stderr(std::process::Stdio::null())
         .status()

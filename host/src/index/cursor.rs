@@ -159,6 +159,7 @@ mod tests {
 
         fs::remove_file(&p).unwrap();
         assert_eq!(classify(&p, &c3), Change::Gone);
+        let _ = fs::remove_dir_all(p.parent().unwrap());
     }
 
     #[test]
@@ -170,5 +171,6 @@ mod tests {
         fs::write(&q, "x\n").unwrap();
         fs::rename(&q, &p).unwrap();
         assert_eq!(classify(&p, &c), Change::Rewritten);
+        let _ = fs::remove_dir_all(p.parent().unwrap());
     }
 }

@@ -12,8 +12,33 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// The built binary.
 pub const RECALL: &str = env!("CARGO_BIN_EXE_recall");
 
+/// A fresh empty directory under the system temp dir, removed on drop
+/// unless the test failed (then it is kept for inspection).
+pub struct TempDir(PathBuf);
+
+impl std::ops::Deref for TempDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for TempDir {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
 /// A fresh empty directory under the system temp dir.
-pub fn temp_dir(tag: &str) -> PathBuf {
+pub fn temp_dir(tag: &str) -> TempDir {
     static N: AtomicU64 = AtomicU64::new(0);
     let d = std::env::temp_dir().join(format!(
         "recall-{tag}-{}-{}",
@@ -22,7 +47,7 @@ pub fn temp_dir(tag: &str) -> PathBuf {
     ));
     let _ = fs::remove_dir_all(&d);
     fs::create_dir_all(&d).expect("create temp dir");
-    d
+    TempDir(d)
 }
 
 /// The pi sessions folder of a home.
