@@ -88,7 +88,7 @@ impl Home {
     fn jsonl(&mut self, rel: &str, lines: &[Value]) -> io::Result<PathBuf> {
         let mut out = String::new();
         for l in lines {
-            out.push_str(&l.to_string());
+            type_first(l, &mut out);
             out.push('\n');
         }
         self.file(rel, out.as_bytes())
@@ -96,6 +96,42 @@ impl Home {
 
     fn session(&mut self) {
         self.sessions += 1;
+    }
+}
+
+/// Serializes `v` with every object's `type` key first, as the agents write
+/// their lines (readers may sniff the first `"type"` of a line).
+fn type_first(v: &Value, out: &mut String) {
+    match v {
+        Value::Object(m) => {
+            out.push('{');
+            let mut first = true;
+            let keys = m
+                .keys()
+                .filter(|k| *k == "type")
+                .chain(m.keys().filter(|k| *k != "type"));
+            for k in keys {
+                if !first {
+                    out.push(',');
+                }
+                first = false;
+                out.push_str(&Value::String(k.clone()).to_string());
+                out.push(':');
+                type_first(&m[k], out);
+            }
+            out.push('}');
+        }
+        Value::Array(a) => {
+            out.push('[');
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                type_first(x, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
     }
 }
 
@@ -172,6 +208,19 @@ mod tests {
         assert_eq!(iso(0), "1970-01-01T00:00:00.000Z");
         assert_eq!(iso(1_793_000_000_123), "2026-10-26T07:33:20.123Z");
         assert_eq!(hms(1_793_000_000_123), "07:33:20.123");
+    }
+
+    #[test]
+    fn type_comes_first() {
+        let mut out = String::new();
+        type_first(
+            &serde_json::json!({"a": [{"text": "x", "type": "text"}], "type": "message"}),
+            &mut out,
+        );
+        assert_eq!(
+            out,
+            r#"{"type":"message","a":[{"type":"text","text":"x"}]}"#
+        );
     }
 
     #[test]
