@@ -1,6 +1,8 @@
 //! The search benchmarks of `core/benches/search.rs`, run in wasmtime on the
 //! shipped `pkg/recall_core_bg.wasm` through its byte ABI, over the same
 //! ≈ 200 MB corpus, to compare wasm with native (target: ≤ 2× native).
+//! `RECALL_BENCH_WASM=<file>` benches another build instead (e.g. to compare
+//! optimisation levels).
 
 #[path = "../../core/benches/support/mod.rs"]
 mod support;
@@ -12,7 +14,8 @@ use std::hint::black_box;
 fn bench_wasm_search(c: &mut Criterion) {
     let sessions = support::truth_sessions();
     let corpus = support::build(&sessions, support::TARGET_BYTES);
-    let mut index = WasmIndex::load(&shipped_wasm()).unwrap_or_else(|e| panic!("{e}"));
+    let wasm = std::env::var_os("RECALL_BENCH_WASM").map_or_else(shipped_wasm, Into::into);
+    let mut index = WasmIndex::load(&wasm).unwrap_or_else(|e| panic!("{e}"));
     for (name, bytes) in &corpus.generations {
         index
             .add_generation(name, bytes)

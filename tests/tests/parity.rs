@@ -48,6 +48,29 @@ fn native_and_wasm_agree_byte_for_byte() {
     );
     assert!(out.cursor_pages >= 500, "too few cursor pages: {out}");
     assert!(out.errors >= 25, "too few error probes: {out}");
+
+    // The checks bite: the same requests with wrong expectations all fail.
+    let wrong: Vec<_> = probes
+        .iter()
+        .filter(|p| matches!(p.expect, Expect::OnlyRecord(_)))
+        .take(20)
+        .map(|p| requests::Probe {
+            expect: Expect::OnlyRecord("pi:not-a-session".into()),
+            ..p.clone()
+        })
+        .chain(
+            probes
+                .iter()
+                .filter(|p| p.expect == Expect::Nothing)
+                .take(20)
+                .map(|p| requests::Probe {
+                    expect: Expect::Hits,
+                    ..p.clone()
+                }),
+        )
+        .collect();
+    let out = run(&mut sides, &wrong).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(out.failures.len(), wrong.len(), "{out}");
 }
 
 #[test]

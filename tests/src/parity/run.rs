@@ -279,3 +279,16 @@ fn describe_diff(request: &str, native: &str, wasm: &str) -> String {
         window(wasm)
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn diff_names_the_first_differing_byte() {
+        let d = describe_diff("{}", r#"{"a":"Straße"}"#, r#"{"a":"Strasse"}"#);
+        assert!(d.contains("at byte 10"), "{d}");
+        assert!(d.contains("native 15 bytes, wasm 15 bytes"), "{d}");
+        assert!(d.contains("Straße") && d.contains("Strasse"), "{d}");
+    }
+}
