@@ -309,6 +309,7 @@ fn export_zips_the_session_and_its_descendants() {
     assert_eq!(names.len(), 3, "{names:?}");
     assert_eq!(names[2], "recall-export.json");
     let index: Value = serde_json::from_slice(&files[2].1).unwrap();
+    golden("export_index", &normalized(&d, index.clone()));
     let sessions = index["sessions"].as_array().unwrap();
     assert_eq!(sessions.len(), 2, "the fork comes along");
     for s in sessions {
