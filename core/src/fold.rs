@@ -1,36 +1,99 @@
 //! Folding (DESIGN.md §3): the case-, diacritic-, width- and
 //! typographic-punctuation-insensitive form that matching runs on.
 //!
-//! Each ORIGINAL char is folded on its own, and every folded byte remembers
-//! the byte offset of the original char that produced it. That map is what
-//! keeps matches on whole original chars and turns folded matches back into
-//! highlight ranges over the original text.
+//! Each ORIGINAL char is folded on its own, and every folded byte can tell
+//! the byte offset of the original char that produced it ([`OffsetMap`]).
+//! That map is what keeps matches on whole original chars and turns folded
+//! matches back into highlight ranges over the original text.
 
 use caseless::Caseless;
 use unicode_normalization::UnicodeNormalization;
 
-/// A folded text and, for non-ASCII input, its folded→original byte map.
+/// A folded text and, for non-ASCII input, its folded→original offset map.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Folded {
     /// The folded text.
     pub text: String,
-    /// `map[i]` = byte offset in the original text of the char that produced
-    /// folded byte `i`. `None` when the original was all ASCII (identity).
-    pub map: Option<Vec<u32>>,
+    /// Where each folded byte came from. `None` when the original was all
+    /// ASCII (folded byte `i` is original byte `i`).
+    pub map: Option<OffsetMap>,
 }
 
 impl Folded {
-    /// The original offset of folded byte `i` (`i < text.len()`).
+    /// The original offset of the char that produced folded byte `i`
+    /// (`i < text.len()`).
     #[inline]
     pub fn original_offset(&self, i: usize) -> usize {
         match &self.map {
-            Some(m) => m[i] as usize,
+            Some(m) => m.original(i),
             None => i,
         }
     }
 }
 
-/// Folds `text`, recording the folded→original byte map.
+/// One non-ASCII original char: where its fold starts and how long it is.
+/// ASCII chars between spans fold to one byte each and need no entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Span {
+    folded: u32,
+    original: u32,
+    folded_len: u16,
+    original_len: u8,
+}
+
+/// The folded→original map of a non-ASCII text, stored per non-ASCII char
+/// (about 12 bytes each) rather than per folded byte.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OffsetMap {
+    spans: Box<[Span]>,
+}
+
+impl OffsetMap {
+    /// The span holding or preceding folded byte `i`. Spans that start at
+    /// the same folded offset (empty folds, then a char's fold) resolve to
+    /// the last one, which is the char whose fold starts there.
+    #[inline]
+    fn span_before(&self, i: usize) -> Option<&Span> {
+        let n = self.spans.partition_point(|s| s.folded as usize <= i);
+        n.checked_sub(1).map(|k| &self.spans[k])
+    }
+
+    /// Original byte offset of the char that produced folded byte `i`.
+    #[inline]
+    pub fn original(&self, i: usize) -> usize {
+        match self.span_before(i) {
+            None => i,
+            Some(s) => {
+                let (f, fl) = (s.folded as usize, usize::from(s.folded_len));
+                if i < f + fl {
+                    s.original as usize
+                } else {
+                    s.original as usize + usize::from(s.original_len) + (i - f - fl)
+                }
+            }
+        }
+    }
+
+    /// Whether folded offset `i` lies between the folds of two original
+    /// chars (never inside one char's multi-byte fold).
+    #[inline]
+    pub fn is_boundary(&self, i: usize) -> bool {
+        match self.span_before(i) {
+            None => true,
+            Some(s) => {
+                let f = s.folded as usize;
+                i == f || i >= f + usize::from(s.folded_len)
+            }
+        }
+    }
+
+    /// Heap bytes.
+    pub fn heap_bytes(&self) -> usize {
+        std::mem::size_of_val(&*self.spans)
+    }
+}
+
+/// Folds `text`, recording the folded→original map.
 pub fn fold(text: &str) -> Folded {
     if text.is_ascii() {
         return Folded {
@@ -38,20 +101,41 @@ pub fn fold(text: &str) -> Folded {
             map: None,
         };
     }
+    let bytes = text.as_bytes();
     let mut out = String::with_capacity(text.len() + text.len() / 8);
-    let mut map = Vec::with_capacity(text.len() + text.len() / 8);
-    let mut buf = String::new();
-    for (offset, c) in text.char_indices() {
+    let mut spans = Vec::new();
+    let mut scratch = String::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        // A run of ASCII: lowercase in bulk.
+        let run = bytes[i..]
+            .iter()
+            .position(|b| !b.is_ascii())
+            .unwrap_or(bytes.len() - i);
+        if run > 0 {
+            out.push_str(&text[i..i + run].to_ascii_lowercase());
+            i += run;
+            continue;
+        }
+        let Some(c) = text[i..].chars().next() else {
+            break;
+        };
         let before = out.len();
-        fold_char_into(c, &mut out, &mut buf);
-        // Offsets fit: the texts recall folds are capped far below 4 GiB, and
-        // a longer text would fail `try_from` rather than wrap.
-        let o = u32::try_from(offset).unwrap_or(u32::MAX);
-        map.resize(map.len() + (out.len() - before), o);
+        fold_char_into(c, &mut out, &mut scratch);
+        // Offsets fit: texts recall folds are capped far below 4 GiB.
+        spans.push(Span {
+            folded: before as u32,
+            original: i as u32,
+            folded_len: (out.len() - before) as u16,
+            original_len: c.len_utf8() as u8,
+        });
+        i += c.len_utf8();
     }
     Folded {
         text: out,
-        map: Some(map),
+        map: Some(OffsetMap {
+            spans: spans.into_boxed_slice(),
+        }),
     }
 }
 
@@ -201,9 +285,15 @@ mod tests {
     fn map_points_at_original_chars() {
         let f = fold("Straße");
         assert_eq!(f.text, "strasse");
-        let map = f.map.unwrap();
         // 'ß' is at byte 4 and folds to "ss".
-        assert_eq!(map, vec![0, 1, 2, 3, 4, 4, 6]);
+        let offsets: Vec<usize> = (0..7).map(|i| f.original_offset(i)).collect();
+        assert_eq!(offsets, vec![0, 1, 2, 3, 4, 4, 6]);
+        let map = f.map.unwrap();
+        let bounds: Vec<bool> = (0..=7).map(|i| map.is_boundary(i)).collect();
+        assert_eq!(
+            bounds,
+            vec![true, true, true, true, true, false, true, true]
+        );
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! start and end on the fold of whole original chars, leftmost first and
 //! non-overlapping.
 
+use crate::fold::OffsetMap;
 use memchr::memmem::Finder;
 
 /// A folded query term with its compiled searcher.
@@ -36,7 +37,7 @@ impl Term {
     pub fn for_each(
         &self,
         hay: &[u8],
-        map: Option<&[u32]>,
+        map: Option<&OffsetMap>,
         mut f: impl FnMut(usize, usize) -> bool,
     ) {
         let n = self.finder.needle().len();
@@ -70,7 +71,7 @@ impl Term {
     }
 
     /// Whether the term occurs at least once.
-    pub fn occurs(&self, hay: &[u8], map: Option<&[u32]>) -> bool {
+    pub fn occurs(&self, hay: &[u8], map: Option<&OffsetMap>) -> bool {
         let mut found = false;
         self.for_each(hay, map, |_, _| {
             found = true;
@@ -80,7 +81,7 @@ impl Term {
     }
 
     /// Number of non-overlapping occurrences.
-    pub fn count(&self, hay: &[u8], map: Option<&[u32]>) -> u64 {
+    pub fn count(&self, hay: &[u8], map: Option<&OffsetMap>) -> u64 {
         let mut n = 0;
         self.for_each(hay, map, |_, _| {
             n += 1;
@@ -93,10 +94,10 @@ impl Term {
 /// Whether folded position `i` of a text of `len` folded bytes lies between
 /// the folds of two original chars.
 #[inline]
-pub fn is_boundary(map: Option<&[u32]>, i: usize, len: usize) -> bool {
+pub fn is_boundary(map: Option<&OffsetMap>, i: usize, len: usize) -> bool {
     match map {
         None => true,
-        Some(m) => i == 0 || i >= len || m[i - 1] != m[i],
+        Some(m) => i == 0 || i >= len || m.is_boundary(i),
     }
 }
 
@@ -109,7 +110,7 @@ mod tests {
         let f = fold(text);
         let t = Term::new(&fold_str(term));
         let mut v = Vec::new();
-        t.for_each(f.text.as_bytes(), f.map.as_deref(), |s, e| {
+        t.for_each(f.text.as_bytes(), f.map.as_ref(), |s, e| {
             v.push((s, e));
             true
         });

@@ -3,7 +3,7 @@
 //! is found with a single `memmem` pass, plus derived activity flags.
 
 use crate::active::derive_active;
-use crate::fold::fold;
+use crate::fold::{fold, OffsetMap};
 use crate::grams::ShardGrams;
 use crate::model::{Role, Shard};
 use std::sync::Arc;
@@ -22,7 +22,7 @@ pub struct Lane {
     /// The record index (in the shard) of each entry.
     pub records: Vec<u32>,
     /// Folded→original maps of non-ASCII entries (`None` = identity).
-    pub maps: Vec<Option<Box<[u32]>>>,
+    pub maps: Vec<Option<OffsetMap>>,
 }
 
 impl Lane {
@@ -32,7 +32,7 @@ impl Lane {
         self.records.push(record as u32);
         self.buf.extend_from_slice(f.text.as_bytes());
         self.buf.push(SEP);
-        self.maps.push(f.map.map(Vec::into_boxed_slice));
+        self.maps.push(f.map);
     }
 
     /// Number of entries.
@@ -70,9 +70,9 @@ impl Lane {
                 .maps
                 .iter()
                 .flatten()
-                .map(|m| m.len() * 4)
+                .map(OffsetMap::heap_bytes)
                 .sum::<usize>()
-            + self.maps.capacity() * std::mem::size_of::<Option<Box<[u32]>>>()
+            + self.maps.capacity() * std::mem::size_of::<Option<OffsetMap>>()
     }
 }
 
@@ -96,6 +96,12 @@ pub struct PreparedShard {
 impl PreparedShard {
     /// Prepares a parsed shard.
     pub fn new(shard: Shard) -> PreparedShard {
+        PreparedShard::with_grams(shard, None)
+    }
+
+    /// Prepares a parsed shard, reusing its trigram filters when the caller
+    /// already holds them (they are a pure function of the shard).
+    pub fn with_grams(shard: Shard, grams: Option<Arc<ShardGrams>>) -> PreparedShard {
         let active = derive_active(&shard.records, &shard.marks);
         let mut conversation = Lane::default();
         let mut tool = Lane::default();
@@ -114,14 +120,22 @@ impl PreparedShard {
             max_ts_ms,
             grams: Arc::new(ShardGrams::empty()),
         };
-        prepared.grams = Arc::new(ShardGrams::build(&prepared));
+        prepared.grams = grams.unwrap_or_else(|| Arc::new(ShardGrams::build(&prepared)));
         prepared
     }
 
     /// Parses and prepares a generation file body.
     pub fn from_bytes(bytes: &[u8]) -> Result<PreparedShard, serde_json::Error> {
+        PreparedShard::from_bytes_with_grams(bytes, None)
+    }
+
+    /// [`PreparedShard::from_bytes`], reusing filters the caller holds.
+    pub fn from_bytes_with_grams(
+        bytes: &[u8],
+        grams: Option<Arc<ShardGrams>>,
+    ) -> Result<PreparedShard, serde_json::Error> {
         let shard: Shard = serde_json::from_slice(bytes)?;
-        Ok(PreparedShard::new(shard))
+        Ok(PreparedShard::with_grams(shard, grams))
     }
 
     /// Approximate heap footprint, for byte-bounded caches.

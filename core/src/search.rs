@@ -402,7 +402,7 @@ fn scan_lane(
             continue;
         }
         let text = lane.text(entry);
-        let map = lane.maps[entry].as_deref();
+        let map = lane.maps[entry].as_ref();
         let all = terms.iter().enumerate().all(|(t, term)| {
             // The raw driver hit is already a valid occurrence in ASCII text.
             (t == driver && map.is_none()) || term.occurs(text, map)
@@ -460,7 +460,7 @@ fn render(f: &Found, manifest: &Manifest, query: &Query, terms: &[Term]) -> Sess
             let s = snippet(
                 &r.text,
                 lane.text(m.lane_entry),
-                lane.maps[m.lane_entry].as_deref(),
+                lane.maps[m.lane_entry].as_ref(),
                 terms,
             );
             Hit {

@@ -1,6 +1,7 @@
 //! Snippets and highlight ranges (DESIGN.md §3–§4), in byte offsets of the
 //! ORIGINAL record text.
 
+use crate::fold::OffsetMap;
 use crate::matcher::Term;
 
 /// Bytes of context before the earliest occurrence.
@@ -23,7 +24,7 @@ pub struct Snippet {
 /// `[s, e)`: from the char that produced folded byte `s` to the one that
 /// produced byte `e - 1`, extended over following chars whose fold is empty.
 pub fn original_range(
-    map: Option<&[u32]>,
+    map: Option<&OffsetMap>,
     folded_len: usize,
     original_len: usize,
     s: usize,
@@ -32,13 +33,12 @@ pub fn original_range(
     match map {
         None => (s, e),
         Some(m) => {
-            let start = m[s] as usize;
             let end = if e < folded_len {
-                m[e] as usize
+                m.original(e)
             } else {
                 original_len
             };
-            (start, end)
+            (m.original(s), end)
         }
     }
 }
@@ -47,7 +47,7 @@ pub fn original_range(
 pub fn occurrences(
     original: &str,
     folded: &[u8],
-    map: Option<&[u32]>,
+    map: Option<&OffsetMap>,
     terms: &[Term],
 ) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
@@ -61,7 +61,7 @@ pub fn occurrences(
 }
 
 /// Builds the snippet of a matching record.
-pub fn snippet(original: &str, folded: &[u8], map: Option<&[u32]>, terms: &[Term]) -> Snippet {
+pub fn snippet(original: &str, folded: &[u8], map: Option<&OffsetMap>, terms: &[Term]) -> Snippet {
     let occ = occurrences(original, folded, map, terms);
     let first = occ.iter().map(|o| o.0).min().unwrap_or(0);
     let mut start = first.saturating_sub(BEFORE);
@@ -100,7 +100,7 @@ mod tests {
     fn snip(text: &str, terms: &[&str]) -> Snippet {
         let f = fold(text);
         let terms: Vec<Term> = terms.iter().map(|t| Term::new(&fold_str(t))).collect();
-        snippet(text, f.text.as_bytes(), f.map.as_deref(), &terms)
+        snippet(text, f.text.as_bytes(), f.map.as_ref(), &terms)
     }
 
     #[test]

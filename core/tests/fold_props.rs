@@ -88,14 +88,8 @@ fn fast_occurrences(text: &str, term: &str) -> Vec<(usize, usize)> {
     let t = Term::new(term);
     let mut v = Vec::new();
     let hay = f.text.as_bytes();
-    t.for_each(hay, f.map.as_deref(), |s, e| {
-        v.push(original_range(
-            f.map.as_deref(),
-            hay.len(),
-            text.len(),
-            s,
-            e,
-        ));
+    t.for_each(hay, f.map.as_ref(), |s, e| {
+        v.push(original_range(f.map.as_ref(), hay.len(), text.len(), s, e));
         true
     });
     v

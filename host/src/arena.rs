@@ -241,9 +241,16 @@ impl Arena {
             name: name.to_string(),
             message,
         })?;
-        let shard = PreparedShard::from_bytes(&bytes).map_err(|source| ArenaError::Parse {
-            name: name.to_string(),
-            source,
+        let known = self
+            .grams
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(name);
+        let shard = PreparedShard::from_bytes_with_grams(&bytes, known).map_err(|source| {
+            ArenaError::Parse {
+                name: name.to_string(),
+                source,
+            }
         })?;
         let shard = Arc::new(shard);
         let size = shard.heap_bytes();

@@ -41,7 +41,13 @@ pub fn for_each_line(
     if start > 0 {
         io::Seek::seek(&mut file, io::SeekFrom::Start(start))?;
     }
-    for_each_line_in(BufReader::with_capacity(256 << 10, file), start, first_line_no, diag, &mut f)
+    for_each_line_in(
+        BufReader::with_capacity(256 << 10, file),
+        start,
+        first_line_no,
+        diag,
+        &mut f,
+    )
 }
 
 /// [`for_each_line`] over any reader (e.g. a zstd decoder).
@@ -75,11 +81,7 @@ pub fn for_each_line_in(
                 bytes = b;
             }
             diag.lines += 1;
-            f(Line {
-                no,
-                offset,
-                bytes,
-            });
+            f(Line { no, offset, bytes });
         }
         offset += n as u64;
     }
@@ -88,7 +90,10 @@ pub fn for_each_line_in(
 
 /// Reads one line into `buf` (with its `\n`), but stops storing bytes past
 /// [`MAX_LINE_BYTES`]. Returns (bytes consumed, ended in `\n`, oversize).
-fn read_bounded_line(reader: &mut impl BufRead, buf: &mut Vec<u8>) -> io::Result<(usize, bool, bool)> {
+fn read_bounded_line(
+    reader: &mut impl BufRead,
+    buf: &mut Vec<u8>,
+) -> io::Result<(usize, bool, bool)> {
     let mut consumed = 0;
     let mut oversize = false;
     loop {
@@ -194,7 +199,11 @@ pub fn json_ts_ms(v: &serde_json::Value) -> Option<i64> {
         serde_json::Value::String(s) => iso_ms(s),
         serde_json::Value::Number(n) => {
             let f = n.as_f64()?;
-            Some(if f < 1e11 { (f * 1000.0) as i64 } else { f as i64 })
+            Some(if f < 1e11 {
+                (f * 1000.0) as i64
+            } else {
+                f as i64
+            })
         }
         _ => None,
     }
@@ -205,19 +214,29 @@ pub fn json_ts_ms(v: &serde_json::Value) -> Option<i64> {
 /// directory already visited (by canonical path) is not entered again, so a
 /// symlink loop ends the walk of that branch instead of recursing forever.
 /// Unreadable directories are skipped.
-pub fn walk_files(dir: &Path, max_depth: usize, keep: &dyn Fn(&str) -> bool) -> Vec<std::path::PathBuf> {
+pub fn walk_files(
+    dir: &Path,
+    max_depth: usize,
+    keep: &dyn Fn(&str) -> bool,
+) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
     let mut seen = std::collections::HashSet::new();
     let mut stack = vec![(dir.to_path_buf(), 0usize)];
     while let Some((d, depth)) = stack.pop() {
-        let Ok(canonical) = std::fs::canonicalize(&d) else { continue };
+        let Ok(canonical) = std::fs::canonicalize(&d) else {
+            continue;
+        };
         if !seen.insert(canonical) {
             continue;
         }
-        let Ok(entries) = std::fs::read_dir(&d) else { continue };
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
         for e in entries.flatten() {
             let path = e.path();
-            let Ok(meta) = std::fs::metadata(&path) else { continue };
+            let Ok(meta) = std::fs::metadata(&path) else {
+                continue;
+            };
             if meta.is_dir() {
                 if depth < max_depth {
                     stack.push((path, depth + 1));
