@@ -148,7 +148,7 @@ impl Catalog for MemIndex {
         None
     }
 
-    fn load(&self, _key: &str, entry: &ManifestEntry) -> Result<LoadedShard, String> {
+    fn load(&self, _key: &str, entry: &ManifestEntry, _tools: bool) -> Result<LoadedShard, String> {
         self.shards
             .get(&entry.generation_file)
             .map(|s| LoadedShard {

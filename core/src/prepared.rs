@@ -4,7 +4,7 @@
 
 use crate::active::derive_active;
 use crate::fold::{fold, OffsetMap};
-use crate::grams::ShardGrams;
+use crate::grams::{GramSet, ShardGrams};
 use crate::model::{Role, Shard};
 use std::sync::Arc;
 
@@ -91,6 +91,8 @@ pub struct PreparedShard {
     pub max_ts_ms: Option<i64>,
     /// Trigram filters of the lanes.
     pub grams: Arc<ShardGrams>,
+    /// Whether the tool lane (and tool rows' text) was kept.
+    pub has_tools: bool,
 }
 
 impl PreparedShard {
@@ -102,26 +104,51 @@ impl PreparedShard {
     /// Prepares a parsed shard, reusing its trigram filters when the caller
     /// already holds them (they are a pure function of the shard).
     pub fn with_grams(shard: Shard, grams: Option<Arc<ShardGrams>>) -> PreparedShard {
+        PreparedShard::with_options(shard, grams, true)
+    }
+
+    /// Prepares a parsed shard. With `tools: false` the tool lane is not
+    /// kept and tool rows lose their text (they stay in `records` so indices
+    /// and marks hold): a conversation-scope search needs neither, and tool
+    /// rows are most of a transcript's bytes. Filters always cover both lanes.
+    pub fn with_options(
+        mut shard: Shard,
+        grams: Option<Arc<ShardGrams>>,
+        tools: bool,
+    ) -> PreparedShard {
         let active = derive_active(&shard.records, &shard.marks);
         let mut conversation = Lane::default();
         let mut tool = Lane::default();
+        let need_tool_lane = tools || grams.is_none();
         for (i, r) in shard.records.iter().enumerate() {
             match r.role {
-                Role::Tool => tool.push(i, &r.text),
+                Role::Tool if need_tool_lane => tool.push(i, &r.text),
+                Role::Tool => {}
                 _ => conversation.push(i, &r.text),
             }
         }
         let max_ts_ms = shard.records.iter().map(|r| r.ts_ms).max();
-        let mut prepared = PreparedShard {
+        let grams = grams.unwrap_or_else(|| {
+            Arc::new(ShardGrams {
+                conversation: GramSet::build(&conversation),
+                tool: GramSet::build(&tool),
+            })
+        });
+        if !tools {
+            tool = Lane::default();
+            for r in shard.records.iter_mut().filter(|r| r.role == Role::Tool) {
+                r.text = String::new();
+            }
+        }
+        PreparedShard {
             shard,
             active,
             conversation,
             tool,
             max_ts_ms,
-            grams: Arc::new(ShardGrams::empty()),
-        };
-        prepared.grams = grams.unwrap_or_else(|| Arc::new(ShardGrams::build(&prepared)));
-        prepared
+            grams,
+            has_tools: tools,
+        }
     }
 
     /// Parses and prepares a generation file body.
@@ -134,8 +161,17 @@ impl PreparedShard {
         bytes: &[u8],
         grams: Option<Arc<ShardGrams>>,
     ) -> Result<PreparedShard, serde_json::Error> {
+        PreparedShard::from_bytes_with_options(bytes, grams, true)
+    }
+
+    /// [`PreparedShard::with_options`] from a generation file body.
+    pub fn from_bytes_with_options(
+        bytes: &[u8],
+        grams: Option<Arc<ShardGrams>>,
+        tools: bool,
+    ) -> Result<PreparedShard, serde_json::Error> {
         let shard: Shard = serde_json::from_slice(bytes)?;
-        Ok(PreparedShard::with_grams(shard, grams))
+        Ok(PreparedShard::with_options(shard, grams, tools))
     }
 
     /// Approximate heap footprint, for byte-bounded caches.

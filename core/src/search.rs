@@ -57,8 +57,11 @@ pub trait Catalog {
     fn current(&self) -> Arc<Manifest>;
     /// A retained snapshot, for cursors minted before a publish.
     fn snapshot(&self, store_id: &str, revision: u64) -> Option<Arc<Manifest>>;
-    /// The prepared shard of a manifest entry. An error skips the session.
-    fn load(&self, key: &str, entry: &ManifestEntry) -> Result<LoadedShard, String>;
+    /// The prepared shard of a manifest entry. `tools` = the query searches
+    /// tool rows, so the shard must have them (`PreparedShard::has_tools`);
+    /// without it a shard prepared without tool rows will do. An error skips
+    /// the session.
+    fn load(&self, key: &str, entry: &ManifestEntry, tools: bool) -> Result<LoadedShard, String>;
     /// The shard's trigram filters when the catalog holds them without
     /// loading the shard (`None` = unknown: the shard is loaded and scanned).
     fn grams(&self, key: &str, entry: &ManifestEntry) -> Option<Arc<ShardGrams>> {
@@ -189,7 +192,7 @@ pub fn search(request: &Request, env: &SearchEnv<'_>) -> Result<Response, QueryE
                 continue;
             }
         }
-        let loaded = match env.catalog.load(key, entry) {
+        let loaded = match env.catalog.load(key, entry, want_tool) {
             Ok(l) => l,
             Err(_) => continue,
         };

@@ -167,10 +167,10 @@ impl Catalog for Snapshots {
         let m = self.old.current();
         (m.store_id == store_id && m.revision == revision).then_some(m)
     }
-    fn load(&self, key: &str, entry: &ManifestEntry) -> Result<LoadedShard, String> {
+    fn load(&self, key: &str, entry: &ManifestEntry, tools: bool) -> Result<LoadedShard, String> {
         self.new
-            .load(key, entry)
-            .or_else(|_| self.old.load(key, entry))
+            .load(key, entry, tools)
+            .or_else(|_| self.old.load(key, entry, tools))
     }
 }
 
@@ -235,8 +235,8 @@ impl Catalog for Cold<'_> {
     fn snapshot(&self, _: &str, _: u64) -> Option<Arc<Manifest>> {
         None
     }
-    fn load(&self, key: &str, entry: &ManifestEntry) -> Result<LoadedShard, String> {
-        let mut l = self.0.load(key, entry)?;
+    fn load(&self, key: &str, entry: &ManifestEntry, tools: bool) -> Result<LoadedShard, String> {
+        let mut l = self.0.load(key, entry, tools)?;
         l.fresh_bytes = self.1;
         Ok(l)
     }

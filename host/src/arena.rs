@@ -221,16 +221,22 @@ impl Arena {
     }
 
     /// The cached shard `name`, or `read()`'s bytes prepared and cached.
+    /// `tools` = the caller needs tool rows: a shard prepared without them
+    /// (the common, much smaller case) is cached under its own slot.
     pub fn get_or_load(
         &self,
         name: &str,
+        tools: bool,
         read: impl FnOnce() -> Result<Vec<u8>, String>,
     ) -> Result<Loaded, ArenaError> {
-        let hit = self
-            .shards
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(name);
+        let full = format!("{name}+tools");
+        let hit = {
+            let mut shards = self.shards.lock().unwrap_or_else(|p| p.into_inner());
+            match tools {
+                true => shards.get(&full),
+                false => shards.get(name).or_else(|| shards.get(&full)),
+            }
+        };
         if let Some(shard) = hit {
             return Ok(Loaded {
                 shard,
@@ -246,18 +252,19 @@ impl Arena {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .get(name);
-        let shard = PreparedShard::from_bytes_with_grams(&bytes, known).map_err(|source| {
-            ArenaError::Parse {
+        let shard = PreparedShard::from_bytes_with_options(&bytes, known, tools).map_err(
+            |source| ArenaError::Parse {
                 name: name.to_string(),
                 source,
-            }
-        })?;
+            },
+        )?;
         let shard = Arc::new(shard);
         let size = shard.heap_bytes();
+        let slot = if tools { full.as_str() } else { name };
         self.shards
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .insert(name, shard.clone(), size);
+            .insert(slot, shard.clone(), size);
         let grams = shard.grams.clone();
         let gsize = grams.heap_bytes();
         self.grams
@@ -329,7 +336,7 @@ mod tests {
         let arena = Arena::new(one * 2 + one / 2);
         let load = |n: &str| {
             arena
-                .get_or_load(n, || Ok(body(&"a".repeat(1000))))
+                .get_or_load(n, false, || Ok(body(&"a".repeat(1000))))
                 .unwrap()
         };
         assert!(load("a").fresh_bytes > 0);
@@ -375,7 +382,7 @@ mod tests {
         assert!(g.may_match(&[b"zebra"], true, false));
         assert!(!g.may_match(&[b"quokka"], true, false));
         assert!(arena.grams("y", || Some(b"junk".to_vec())).is_none());
-        arena.get_or_load("z", || Ok(body("pangolin"))).unwrap();
+        arena.get_or_load("z", false, || Ok(body("pangolin"))).unwrap();
         assert!(
             arena.grams("z", || None).is_some(),
             "a loaded shard leaves its filters"
@@ -386,11 +393,11 @@ mod tests {
     fn bad_bytes_are_an_error_not_a_panic() {
         let arena = Arena::default();
         assert!(matches!(
-            arena.get_or_load("x", || Ok(b"{".to_vec())),
+            arena.get_or_load("x", false, || Ok(b"{".to_vec())),
             Err(ArenaError::Parse { .. })
         ));
         assert!(matches!(
-            arena.get_or_load("y", || Err("gone".into())),
+            arena.get_or_load("y", false, || Err("gone".into())),
             Err(ArenaError::Read { .. })
         ));
     }

@@ -60,7 +60,7 @@ async fn run(
             .ok_or_else(ApiError::session_not_found)?;
         let shard = backend
             .catalog()
-            .load(&key, entry)
+            .load(&key, entry, all)
             .map_err(ApiError::store_unavailable)?
             .shard;
         let visible: Vec<usize> = (0..shard.shard.records.len())
