@@ -213,6 +213,39 @@ mod tests {
     }
 
     #[test]
+    fn renders_the_embedded_viewer_with_a_matching_policy() {
+        let page = render(&crate::http::assets::find, "UEFZTE9BRA==", "<b>t</b>").unwrap();
+        // Every module the viewer imports is inlined, the engine's wasm glue included.
+        for path in [
+            "js/report.js",
+            "js/engine.js",
+            "js/dom.js",
+            "js/bundle.js",
+            "pkg/recall_core.js",
+        ] {
+            assert!(
+                page.contains(&format!("data-path=\"{path}\"")),
+                "{path} is inlined"
+            );
+        }
+        assert!(page.contains("<script type=\"application/x-recall-data\">UEFZTE9BRA==</script>"));
+        assert!(page.contains("<title>recall report — &lt;b&gt;t&lt;/b&gt;</title>"));
+        assert!(
+            !page.contains("src=\"/js/"),
+            "no module is loaded from a server"
+        );
+        // The one executable inline script and the stylesheet are the ones the CSP hashes.
+        let boot_at = page.rfind("<script>").unwrap() + "<script>".len();
+        let boot = &page[boot_at..boot_at + page[boot_at..].find("</script>").unwrap()];
+        assert!(page.contains(&format!("'sha256-{}'", sha256_b64(boot))));
+        let css_at = page.find("<style>").unwrap() + "<style>".len();
+        let css = &page[css_at..css_at + page[css_at..].find("</style>").unwrap()];
+        assert!(page.contains(&format!("style-src 'sha256-{}'", sha256_b64(css))));
+        assert!(!page.contains("unsafe-inline"));
+        assert_eq!(page.matches("<script>").count(), 1);
+    }
+
+    #[test]
     fn titles_are_escaped() {
         assert_eq!(escape_text("<img src=x>&"), "&lt;img src=x&gt;&amp;");
     }

@@ -97,7 +97,8 @@ export async function serve(home, { port } = {}) {
  * it is no longer cut short by the 150 ms scan budget), so the answers the
  * tests compare are complete rather than `partial`.
  */
-export async function warm(url) {
+export async function warm(base) {
+  const url = base.replace(/\/+$/, '');
   for (const q of ['e', 'the', 'a']) {
     for (let i = 0; i < 30; i += 1) {
       const body = await (await fetch(`${url}/api/sessions/message-search?q=${q}&scope=all&limit=100`)).json();
