@@ -228,7 +228,7 @@ impl Catalog for Broken {
     fn snapshot(&self, _: &str, _: u64) -> Option<Arc<Manifest>> {
         None
     }
-    fn load(&self, _: &str, _: &ManifestEntry) -> Result<LoadedShard, String> {
+    fn load(&self, _: &str, _: &ManifestEntry, _: bool) -> Result<LoadedShard, String> {
         Err("unreadable".into())
     }
 }

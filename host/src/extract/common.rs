@@ -255,7 +255,10 @@ mod tests {
     use super::*;
     use std::io::Cursor;
 
-    fn lines(data: &[u8]) -> (Vec<(u64, u64, Vec<u8>)>, Diagnostics, u64) {
+    /// (line number, offset, bytes) of each line read.
+    type Lines = Vec<(u64, u64, Vec<u8>)>;
+
+    fn lines(data: &[u8]) -> (Lines, Diagnostics, u64) {
         let mut d = Diagnostics::default();
         let mut v = Vec::new();
         let end = for_each_line_in(Cursor::new(data), 0, 0, &mut d, &mut |l| {
