@@ -252,12 +252,13 @@ impl Arena {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .get(name);
-        let shard = PreparedShard::from_bytes_with_options(&bytes, known, tools).map_err(
-            |source| ArenaError::Parse {
-                name: name.to_string(),
-                source,
-            },
-        )?;
+        let shard =
+            PreparedShard::from_bytes_with_options(&bytes, known, tools).map_err(|source| {
+                ArenaError::Parse {
+                    name: name.to_string(),
+                    source,
+                }
+            })?;
         let shard = Arc::new(shard);
         let size = shard.heap_bytes();
         let slot = if tools { full.as_str() } else { name };
@@ -382,7 +383,9 @@ mod tests {
         assert!(g.may_match(&[b"zebra"], true, false));
         assert!(!g.may_match(&[b"quokka"], true, false));
         assert!(arena.grams("y", || Some(b"junk".to_vec())).is_none());
-        arena.get_or_load("z", false, || Ok(body("pangolin"))).unwrap();
+        arena
+            .get_or_load("z", false, || Ok(body("pangolin")))
+            .unwrap();
         assert!(
             arena.grams("z", || None).is_some(),
             "a loaded shard leaves its filters"

@@ -69,12 +69,7 @@ impl Catalog for StoreCatalog {
         self.arena.grams(name, || self.store.grams_bytes(name))
     }
 
-    fn load(
-        &self,
-        _key: &str,
-        entry: &ManifestEntry,
-        tools: bool,
-    ) -> Result<LoadedShard, String> {
+    fn load(&self, _key: &str, entry: &ManifestEntry, tools: bool) -> Result<LoadedShard, String> {
         let name = &entry.generation_file;
         self.arena
             .get_or_load(name, tools, || {

@@ -143,12 +143,7 @@ impl Catalog for MemBackend {
         (m.store_id == store_id && m.revision == revision).then_some(m)
     }
 
-    fn load(
-        &self,
-        _key: &str,
-        entry: &ManifestEntry,
-        _tools: bool,
-    ) -> Result<LoadedShard, String> {
+    fn load(&self, _key: &str, entry: &ManifestEntry, _tools: bool) -> Result<LoadedShard, String> {
         if let Some(g) = &self.gate {
             g.pass();
         }
