@@ -166,6 +166,12 @@ els.q.addEventListener('input', schedule);
 els.form.addEventListener('change', () => run());
 els.form.addEventListener('submit', (e) => e.preventDefault());
 els.files.addEventListener('change', () => openFiles([...els.files.files]));
+byId('open-label').addEventListener('keydown', (e) => {
+  if (e.key === 'Enter' || e.key === ' ') {
+    e.preventDefault();
+    els.files.click();
+  }
+});
 document.addEventListener('keydown', (e) => {
   if (e.key === 'Escape' && !els.session.hidden) sessionView.close();
 });
