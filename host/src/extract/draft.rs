@@ -466,23 +466,62 @@ pub fn parse_line<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Option<T> {
     serde_json::from_str(text).ok()
 }
 
-/// The value of the first `"type"` key of a JSON line, read without parsing
-/// the line (`None` when the line does not look like that). Lets extractors
-/// skip lines whose kind they never index before paying for a full parse.
+/// The string value of the line's top-level `"type"` key, read without
+/// parsing the line (`None` when it is not there as a plain string). Lets
+/// extractors skip lines whose kind they never index before paying for a
+/// full parse. A nested `"type"` never counts, whatever the key order.
 pub fn sniff_type(line: &[u8]) -> Option<&[u8]> {
-    sniff_key(line, b"\"type\"")
+    sniff_key_at(line, b"type", 1)
 }
 
-/// The string value of the first occurrence of `quoted_key` (with its
-/// quotes, e.g. `b"\"event\""`) in a JSON line, read without parsing.
+/// The string value of the top-level key `quoted_key` (with its quotes,
+/// e.g. `b"\"event\""`) of a JSON line, read without parsing.
 pub fn sniff_key<'l>(line: &'l [u8], quoted_key: &[u8]) -> Option<&'l [u8]> {
-    let at = memchr::memmem::find(line, quoted_key)? + quoted_key.len();
-    let rest = line.get(at..)?;
-    let rest = skip_ws(rest);
-    let rest = skip_ws(rest.strip_prefix(b":")?);
-    let rest = rest.strip_prefix(b"\"")?;
-    let end = memchr::memchr2(b'"', b'\\', rest)?;
-    (rest[end] == b'"').then(|| &rest[..end])
+    let key = quoted_key.strip_prefix(b"\"")?.strip_suffix(b"\"")?;
+    sniff_key_at(line, key, 1)
+}
+
+/// The string value of `key` where it is a key of an object nested `depth`
+/// containers deep (1 = the line's own object), read without parsing.
+/// `None` when absent, not a plain string (escapes included), or the line is
+/// not JSON-shaped: callers then parse the line in full, so a `None` costs
+/// time, never records.
+pub fn sniff_key_at<'l>(line: &'l [u8], key: &[u8], depth: usize) -> Option<&'l [u8]> {
+    let mut d = 0usize;
+    let mut i = 0;
+    while i < line.len() {
+        match line[i] {
+            b'{' | b'[' => d += 1,
+            b'}' | b']' => d = d.checked_sub(1)?,
+            b'"' => {
+                let start = i + 1;
+                let end = string_end(line, start)?;
+                i = end + 1;
+                if d == depth && &line[start..end] == key {
+                    if let Some(rest) = skip_ws(&line[i..]).strip_prefix(b":") {
+                        let rest = skip_ws(rest).strip_prefix(b"\"")?;
+                        let end = memchr::memchr2(b'"', b'\\', rest)?;
+                        return (rest[end] == b'"').then(|| &rest[..end]);
+                    }
+                }
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The index of the quote closing a JSON string whose body starts at `i`.
+fn string_end(line: &[u8], mut i: usize) -> Option<usize> {
+    loop {
+        i += memchr::memchr2(b'"', b'\\', line.get(i..)?)?;
+        if line[i] == b'"' {
+            return Some(i);
+        }
+        i += 2;
+    }
 }
 
 fn skip_ws(mut b: &[u8]) -> &[u8] {
@@ -546,17 +585,37 @@ mod tests {
     use super::*;
 
     #[test]
-    fn sniffs_first_type() {
+    fn sniffs_the_top_level_type_only() {
         assert_eq!(
             sniff_type(br#"{"type":"turn.prompt","x":1}"#),
             Some(&b"turn.prompt"[..])
         );
+        // A nested "type" before the top-level one does not count.
+        assert_eq!(
+            sniff_type(
+                br#"{"message":{"role":"user","content":[{"type":"text"}]},"type":"message"}"#
+            ),
+            Some(&b"message"[..])
+        );
+        assert_eq!(
+            sniff_type(br#"{"x":"a \"type\": \"no\"","type":"yes"}"#),
+            Some(&b"yes"[..])
+        );
+        assert_eq!(
+            sniff_key_at(br#"{"timestamp": 1.5, "message": {"payload":{"type":"text"},"type": "ContentPart"}}"#, b"type", 2),
+            Some(&b"ContentPart"[..])
+        );
         assert_eq!(
             sniff_type(br#"{"timestamp": 1.5, "message": {"type": "TurnBegin"}}"#),
-            Some(&b"TurnBegin"[..])
+            None
         );
         assert_eq!(sniff_type(b"<<<<<<< HEAD"), None);
         assert_eq!(sniff_type(br#"{"type":"a\"b"}"#), None);
+        assert_eq!(sniff_type(br#"{"type":"x"#), None);
+        assert_eq!(
+            sniff_key(br#"{"data":{"event":"x"},"event":"y"}"#, b"\"event\""),
+            Some(&b"y"[..])
+        );
     }
 
     #[test]

@@ -12,7 +12,7 @@
 
 use crate::extract::common::{for_each_line, read_small};
 use crate::extract::draft::{
-    assemble, blank, mtime_ms, parse_line, sniff_type, tool_call_text, value_text, Draft, Header,
+    assemble, blank, mtime_ms, parse_line, sniff_key_at, tool_call_text, value_text, Draft, Header,
     Loc, TextOrParts, Ts,
 };
 use crate::extract::lenient::{Obj, Str};
@@ -184,7 +184,8 @@ fn read_wire(
     let mut steps = Steps::default();
     let mut bad = 0u64;
     for_each_line(path, 0, 0, diag, |line| {
-        if let Some(ty) = sniff_type(line.bytes) {
+        // The record kind is `message.type`, one level down.
+        if let Some(ty) = sniff_key_at(line.bytes, b"type", 2) {
             if !indexed(ty) {
                 return;
             }
