@@ -38,6 +38,11 @@ export class Index {
      * Replaces the manifest (`manifest.json` bytes).
      */
     setManifest(bytes: Uint8Array | number[]): void;
+    /**
+     * Indices of a loaded generation's superseded records, ascending
+     * (empty when it is not loaded).
+     */
+    supersededRecords(name: string): Uint32Array;
 }
 
 export type InitInput = RequestInfo | URL | Response | BufferSource | WebAssembly.Module;
@@ -52,6 +57,7 @@ export interface InitOutput {
     readonly index_search: (a: number, b: any) => [number, number, number];
     readonly index_searchJson: (a: number, b: number, c: number) => [number, number];
     readonly index_setManifest: (a: number, b: number, c: number) => [number, number];
+    readonly index_supersededRecords: (a: number, b: number, c: number) => [number, number];
     readonly recall_add_generation: (a: number, b: number, c: number, d: number, e: number) => number;
     readonly recall_alloc: (a: number) => number;
     readonly recall_free: (a: number, b: number) => void;

@@ -9,6 +9,7 @@ export const index_retainReferenced: (a: number) => void;
 export const index_search: (a: number, b: any) => [number, number, number];
 export const index_searchJson: (a: number, b: number, c: number) => [number, number];
 export const index_setManifest: (a: number, b: number, c: number) => [number, number];
+export const index_supersededRecords: (a: number, b: number, c: number) => [number, number];
 export const recall_add_generation: (a: number, b: number, c: number, d: number, e: number) => number;
 export const recall_alloc: (a: number) => number;
 export const recall_free: (a: number, b: number) => void;

@@ -93,6 +93,23 @@ impl MemIndex {
         self.shards.contains_key(name)
     }
 
+    /// Indices of a loaded generation's superseded records (its marks
+    /// replayed, DESIGN.md §2), ascending; empty when it is not loaded. Lets
+    /// in-page session views flag what search hits flag.
+    pub fn superseded_records(&self, name: &str) -> Vec<u32> {
+        self.shards
+            .get(name)
+            .map(|s| {
+                s.active
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, active)| !**active)
+                    .filter_map(|(i, _)| u32::try_from(i).ok())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// Drops generations the manifest no longer names.
     pub fn retain_referenced(&mut self) {
         let live: std::collections::HashSet<&str> = self
@@ -162,5 +179,31 @@ impl Catalog for MemIndex {
         self.shards
             .get(&entry.generation_file)
             .map(|s| s.grams.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn superseded_records_replays_the_marks_of_a_loaded_generation() {
+        let rec = |seq: u64| {
+            serde_json::json!({"role": "user", "ts_ms": 1, "text": "t", "seq": seq,
+                "locator": {"kind": "native_event", "line_no": seq, "content_hash16": "0000000000000000"}})
+        };
+        let shard = serde_json::json!({
+            "session": {"source": "intendant", "session_id": "s", "title": null, "cwd": null, "branch": null,
+                "created_ms": 1, "updated_ms": 1, "messages": 4, "parent": null, "resume": null, "paths": []},
+            "records": [rec(1), rec(2), rec(3), rec(4)],
+            // Rewound to seq 1 after three records: seq 2 and 3 are superseded, seq 4 came later.
+            "marks": [{"kind": "seq_cut", "at": 3, "cut_after_seq": 1}],
+        });
+        let bytes = serde_json::to_vec(&shard).unwrap();
+        let name = generation_file_name(&bytes);
+        let mut index = MemIndex::new();
+        assert!(index.superseded_records(&name).is_empty());
+        index.add_generation(&name, &bytes).unwrap();
+        assert_eq!(index.superseded_records(&name), [1, 2]);
     }
 }

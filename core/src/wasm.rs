@@ -9,6 +9,7 @@
 //! index.addGeneration("0123456789abcdef.json", bytes); // throws Error(message) on bad bytes
 //! index.setManifest(manifestBytes);                     // throws Error(message) on bad bytes
 //! index.hasGeneration("0123456789abcdef.json");         // → boolean
+//! index.supersededRecords("0123456789abcdef.json");     // → Uint32Array of record indices
 //! index.search({ q: "straße", limit: 5 });              // → §4 response or §7 error object
 //! index.searchJson('{"q":"straße"}');                   // → exactly MemIndex::search_json's bytes
 //! ```
@@ -84,6 +85,13 @@ impl Index {
     #[wasm_bindgen(js_name = hasGeneration)]
     pub fn has_generation(&self, name: &str) -> bool {
         self.inner.has_generation(name)
+    }
+
+    /// Indices of a loaded generation's superseded records, ascending
+    /// (empty when it is not loaded).
+    #[wasm_bindgen(js_name = supersededRecords)]
+    pub fn superseded_records(&self, name: &str) -> Vec<u32> {
+        self.inner.superseded_records(name)
     }
 
     /// Drops generations the current manifest no longer names.

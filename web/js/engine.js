@@ -63,16 +63,19 @@ export class Engine {
   }
 
   /** A page of a session's entries, shaped like `GET /api/session/{key}`. */
-  session(key, { offset, limit, locate } = {}) {
+  session(key, { offset, limit, locate, scope } = {}) {
     const entry = this.manifest.sessions?.[key];
     const shard = this.shard(key);
     if (!entry || !shard) {
       return { ok: false, error: 'session_not_found', message: 'This session is not in the offline index.' };
     }
+    const superseded = typeof this.index.supersededRecords === 'function'
+      ? new Set(this.index.supersededRecords(entry.generation_file))
+      : null;
     return {
       ok: true,
       session: sessionSummary(key, entry),
-      ...pageEntries(shard, { offset, limit, locate }),
+      ...pageEntries(shard, { offset, limit, locate, scope, superseded }),
     };
   }
 

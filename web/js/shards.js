@@ -53,9 +53,10 @@ export function parseLocate(locate) {
  * record carrying that locator (`locate.state` `resolved`; the nearest
  * listed entry before it when it is a hidden tool row), or says
  * `unavailable` when the shard holds no such record. Offline there is no
- * source to re-read, so a hit is never reported stale.
+ * source to re-read, so a hit is never reported stale. `superseded` is the
+ * set of superseded record indices (from the core), when known.
  */
-export function pageEntries(shard, { offset, limit, locate, scope } = {}) {
+export function pageEntries(shard, { offset, limit, locate, scope, superseded } = {}) {
   const records = shard.records || [];
   const all = scope === 'all';
   const visible = [];
@@ -86,6 +87,7 @@ export function pageEntries(shard, { offset, limit, locate, scope } = {}) {
       role: r.role,
       ts_ms: r.ts_ms,
       seq: r.seq ?? null,
+      ...(superseded ? { superseded: superseded.has(i) } : {}),
       truncated: !!r.truncated,
       subagent: !!r.subagent,
       text: r.text,
