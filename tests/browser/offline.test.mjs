@@ -88,6 +88,31 @@ test('at least 200 requests answer the same offline (wasm in the page) as from t
   await page.close();
 });
 
+test('offline session pages match the daemon entry for entry, superseded flags included', LONG, async (t) => {
+  const page = await openPage(browser, server.url, { context });
+  await page.waitForSelector('#mode-badge:not([hidden])');
+  const manifest = await (await fetch(`${server.url}/api/index/manifest`)).json();
+  const keys = Object.keys(manifest.sessions);
+  const fields = ['index', 'total_index', 'role', 'ts_ms', 'seq', 'superseded', 'truncated', 'subagent', 'text', 'locator'];
+  const pick = (e) => Object.fromEntries(fields.map((f) => [f, e[f]]));
+  const got = await page.evaluate(async (ks) => {
+    const { offline } = await import('/js/offline.js');
+    const out = [];
+    for (const k of ks) out.push(await offline.session(k, { limit: 500, scope: 'all' }));
+    return out;
+  }, keys);
+  let superseded = 0;
+  for (let i = 0; i < keys.length; i += 1) {
+    const want = await (await fetch(`${server.url}/api/session/${encodeURIComponent(keys[i])}?limit=500&scope=all`)).json();
+    assert.equal(got[i].total, want.total, keys[i]);
+    assert.deepEqual(got[i].entries.map(pick), want.entries.map(pick), keys[i]);
+    superseded += want.entries.filter((e) => e.superseded).length;
+  }
+  assert.ok(superseded > 0, 'the corpus has superseded records');
+  t.diagnostic(`${keys.length} sessions, ${superseded} superseded entries`);
+  await page.close();
+});
+
 test('with the daemon stopped, the page reloads and searches offline', { ...LONG, skip: DEV && 'service workers are blocked in development mode' }, async () => {
   await server.stop();
   const page = await openPage(browser, `${server.url}/?q=strasse`, { context });
