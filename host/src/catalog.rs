@@ -75,9 +75,17 @@ impl Catalog for StoreCatalog {
             .get_or_load(name, tools, || {
                 self.store.generation_bytes(name).map_err(|e| e.to_string())
             })
-            .map(|l| LoadedShard {
-                shard: l.shard,
-                fresh_bytes: l.fresh_bytes,
+            .map(|l| {
+                if l.fresh_bytes > 0 && self.store.grams_bytes(name).is_none() {
+                    // A store written before filters existed, or a lost
+                    // sidecar: add it (a pure function of the generation),
+                    // so later searches can skip this shard unread.
+                    let _ = self.store.write_grams(name, &l.shard.grams.to_bytes());
+                }
+                LoadedShard {
+                    shard: l.shard,
+                    fresh_bytes: l.fresh_bytes,
+                }
             })
             .map_err(|e| e.to_string())
     }

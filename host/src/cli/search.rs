@@ -1,10 +1,10 @@
 //! `recall search <q…>`: every §4 field as a flag, human output grouped per
 //! session (colored on a terminal only), or `--json` = the HTTP body.
 //!
-//! A CLI process starts with a cold arena, so a `partial` answer (the scan
-//! deadline or the fresh-bytes budget ran out while loading shards) is
-//! retried, as §4 tells clients to, with the shards loaded so far now warm;
-//! after a few rounds whatever came back is printed, partial or not.
+//! A CLI process starts with a cold arena and nobody retries for it, so it
+//! searches without §4's scan deadline and load budget: the answer is always
+//! complete (the daemon, whose arena stays warm, keeps the budgets). Only the
+//! page byte cap applies, as over HTTP.
 
 use super::render::{self, Color};
 use super::{Context, Found, Globals};
@@ -12,15 +12,8 @@ use crate::arena::Arena;
 use crate::catalog::StoreCatalog;
 use clap::Args;
 use recall_core::query::{QueryError, Request};
-use recall_core::response::State;
 use recall_core::search::Budgets;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
-
-/// Retries of a partial answer.
-const RETRIES: usize = 8;
-/// Retrying stops after this long.
-const RETRY_FOR: Duration = Duration::from_secs(20);
 
 /// `recall search` options: the §4 request fields.
 #[derive(Debug, Args)]
@@ -105,17 +98,12 @@ pub fn run(g: &Globals, a: SearchArgs) -> anyhow::Result<Found> {
     }
     let building = !ctx.indexer.backfilled();
     let catalog = StoreCatalog::new(ctx.store.clone(), Arc::new(Arena::default()));
-    let started = Instant::now();
-    let mut result = catalog.search(&request, building, Budgets::default());
-    for _ in 0..RETRIES {
-        match &result {
-            Ok(r) if r.state == State::Partial && started.elapsed() < RETRY_FOR => {
-                result = catalog.search(&request, building, Budgets::default());
-            }
-            _ => break,
-        }
-    }
-    let response = match result {
+    let budgets = Budgets {
+        scan_ms: u64::MAX,
+        fresh_bytes: u64::MAX,
+        ..Budgets::default()
+    };
+    let response = match catalog.search(&request, building, budgets) {
         Ok(r) => r,
         Err(e) => return Err(fail(&a, &e)),
     };
