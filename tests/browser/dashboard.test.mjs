@@ -332,3 +332,23 @@ test('the daemon serves the report viewer at /report, which opens report files',
   assert.deepEqual(page.dialogs, []);
   await page.close();
 });
+
+test('indexing progress is shown while the daemon indexes', { timeout: 120_000 }, async () => {
+  const page = await openPage(browser, null);
+  let calls = 0;
+  await page.route('**/api/index/status', async (route) => {
+    calls += 1;
+    const res = await route.fetch();
+    const body = await res.json();
+    const indexing = calls < 3;
+    await route.fulfill({ response: res, json: { ...body, phase: indexing ? 'indexing' : 'current', files_indexed: 40, files_due: indexing ? 60 : 0 } });
+  });
+  await page.goto(server.url);
+  await page.waitForFunction(() => document.documentElement.dataset.ready === 'true');
+  await page.waitForSelector('#index-status progress');
+  assert.match(await page.textContent('#index-status'), /Indexing 40\/100 files/);
+  assert.equal(await page.getAttribute('#index-status progress', 'value'), '40');
+  // It polls quickly while indexing, and says so when done.
+  await page.waitForFunction(() => /Index current/.test(document.getElementById('index-status').textContent), null, { timeout: 10_000 });
+  await page.close();
+});
