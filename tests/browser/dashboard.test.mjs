@@ -352,3 +352,27 @@ test('indexing progress is shown while the daemon indexes', { timeout: 120_000 }
   await page.waitForFunction(() => /Index current/.test(document.getElementById('index-status').textContent), null, { timeout: 10_000 });
   await page.close();
 });
+
+test('the session panel shows lineage and copies the resume command', { timeout: 120_000 }, async () => {
+  const manifest = await api('/api/index/manifest');
+  const [childKey, child] = Object.entries(manifest.sessions).find(([, e]) => e.parent && manifest.sessions[e.parent.key] && e.resume);
+  const context = await browser.newContext();
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
+  const page = await openPage(browser, server.url, { context });
+  await page.evaluate(async (key) => {
+    const { SessionView } = await import('/js/session.js');
+    const { online } = await import('/js/api.js');
+    const view = new SessionView(document.getElementById('session'), () => online, () => {});
+    await view.open(key);
+  }, childKey);
+  await page.waitForSelector('#lineage button');
+  const lineage = await page.textContent('#lineage');
+  assert.match(lineage, /Ancestors/);
+  const parentTitle = manifest.sessions[child.parent.key].title || child.parent.key;
+  assert.ok(lineage.includes(parentTitle), lineage);
+  assert.equal(await page.textContent('#session .resume code'), child.resume);
+  await page.click('#session .resume button.copy');
+  await page.waitForFunction(() => document.querySelector('#session .resume button.copy').textContent === 'Copied');
+  assert.equal(await page.evaluate(() => navigator.clipboard.readText()), child.resume);
+  await context.close();
+});
