@@ -310,7 +310,8 @@ test('a slow answer to an older query never replaces a newer one', { timeout: 12
   await typeQuery(page, 'strasse');
   await page.waitForTimeout(400); // past the debounce: the slow request is in flight
   await typeQuery(page, 'xsscanary');
-  await page.waitForTimeout(2500);
+  await page.waitForSelector(`.session-card[data-key="${XSS_KEY}"]`);
+  await page.waitForTimeout(2000); // the slow answer to 'strasse' has had its chance to land
   const keys = (await cardsOf(page)).map((c) => c.key);
   assert.deepEqual(keys, [XSS_KEY]);
   await page.close();
