@@ -22,6 +22,7 @@ pub mod query;
 pub mod response;
 pub mod search;
 pub mod snippet;
+pub mod time;
 
 #[cfg(target_arch = "wasm32")]
 pub mod wasm;

@@ -168,35 +168,12 @@ pub(crate) fn hex(label: &str, n: usize) -> String {
 
 /// RFC 3339 UTC with milliseconds, as the agents write it.
 pub(crate) fn iso(ms: i64) -> String {
-    let secs = ms.div_euclid(1000);
-    let millis = ms.rem_euclid(1000);
-    let days = secs.div_euclid(86_400);
-    let tod = secs.rem_euclid(86_400);
-    let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{millis:03}Z",
-        tod / 3600,
-        tod % 3600 / 60,
-        tod % 60
-    )
+    recall_core::time::format_rfc3339_ms(ms)
 }
 
 /// `HH:MM:SS.mmm` of a UTC time (Intendant's `ts`).
 pub(crate) fn hms(ms: i64) -> String {
     iso(ms)[11..23].to_string()
-}
-
-fn civil_from_days(z: i64) -> (i64, i64, i64) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (if m <= 2 { y + 1 } else { y }, m, d)
 }
 
 #[cfg(test)]

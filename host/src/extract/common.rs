@@ -189,7 +189,7 @@ pub fn title_from(text: &str) -> Option<String> {
 
 /// Parses an RFC 3339 / ISO-8601 timestamp to epoch ms.
 pub fn iso_ms(s: &str) -> Option<i64> {
-    recall_core::query::parse_rfc3339_ms(s)
+    recall_core::time::parse_rfc3339_ms(s)
 }
 
 /// A JSON value's timestamp: ISO string, or epoch number (seconds if it

@@ -235,7 +235,7 @@ mod tests {
     fn rfc3339_round_trips_through_the_core_parser() {
         for ms in [0, 1_788_479_147_120, 1_793_000_000_000 - 1, 951_782_400_000] {
             let s = format!("{}Z", rfc3339(ms));
-            assert_eq!(recall_core::query::parse_rfc3339_ms(&s), Some(ms), "{s}");
+            assert_eq!(recall_core::time::parse_rfc3339_ms(&s), Some(ms), "{s}");
         }
         assert_eq!(rfc3339(0), "1970-01-01T00:00:00.000");
     }
