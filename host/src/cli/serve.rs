@@ -37,6 +37,10 @@ pub struct ServeArgs {
     /// shards do not fit is searched from disk, more slowly).
     #[arg(long, value_name = "MIB", default_value_t = DEFAULT_ARENA_BYTES >> 20)]
     pub arena_mib: usize,
+    /// With no agent transcripts on this machine, serve the empty index
+    /// instead of the bundled demo home.
+    #[arg(long)]
+    pub no_demo: bool,
 }
 
 impl ServeArgs {
@@ -61,10 +65,25 @@ pub fn run(g: &Globals, a: ServeArgs) -> anyhow::Result<Found> {
     let opts = ctx.indexer.options().clone();
     if extract::discover(&opts.roots).is_empty() && ctx.store.current()?.sessions.is_empty() {
         eprintln!(
-            "recall: no agent transcripts found under {} (Claude Code, Codex, Kimi, Pi, Intendant).\n\
-             recall: serving anyway; sessions appear as agents write them. To look around first, run `recall demo`.",
+            "recall: no agent transcripts found under {} (Claude Code, Codex, Kimi, Pi, Intendant).",
             ctx.home.display()
         );
+        if !a.no_demo {
+            // Show something real on a machine with no agents yet: the bundled
+            // demo home, exactly as `recall demo` serves it.
+            let dir = std::env::temp_dir().join("recall-demo");
+            let written = crate::demo::write(&dir)?;
+            eprintln!(
+                "recall: serving the bundled demo home instead ({}, {} sessions); \
+                 run `recall serve` again once an agent has written a transcript, \
+                 or pass --no-demo to serve the empty index.",
+                dir.display(),
+                written.sessions
+            );
+            let (store, opts) = open_home_store(&dir, g)?;
+            return serve(store, opts, &a);
+        }
+        eprintln!("recall: serving the empty index; sessions appear as agents write them.");
     }
     serve(ctx.store.clone(), opts, &a)
 }
