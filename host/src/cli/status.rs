@@ -2,7 +2,7 @@
 
 use super::timefmt::minute_opt;
 use super::{Context, Found, Globals};
-use crate::index::Phase;
+use crate::index::{IndexStatus, Phase};
 use crate::store::generations;
 use clap::Args;
 use recall_core::response::Coverage;
@@ -20,20 +20,11 @@ pub struct StatusArgs {
 /// The status report.
 #[derive(Debug, Serialize)]
 pub struct Status {
-    /// Always true for the CLI.
-    pub enabled: bool,
-    /// `idle` before the first backfill, `degraded` when a root cannot be listed, else `current`.
-    pub phase: Phase,
-    /// Source files covered by the manifest.
-    pub files_indexed: u64,
-    /// Source files that changed since the last sweep.
-    pub files_due: u64,
-    /// Always 0 here (no sweep runs in `status`).
-    pub files_failed: u64,
-    /// Roots that exist but cannot be listed.
-    pub degraded_roots: Vec<String>,
-    /// When the last sweep finished.
-    pub last_sweep_ms: Option<i64>,
+    /// The fields of `/api/index/status` (enabled is always true here;
+    /// `phase` is `idle` before the first backfill, `degraded` when a root
+    /// cannot be listed, else `current`; no sweep runs, so nothing failed).
+    #[serde(flatten)]
+    pub index: IndexStatus,
     /// Manifest revision.
     pub revision: u64,
     /// Store id.
@@ -76,13 +67,15 @@ pub fn run(g: &Globals, a: StatusArgs) -> anyhow::Result<Found> {
         Phase::Current
     };
     let s = Status {
-        enabled: true,
-        phase,
-        files_indexed: m.sessions.values().map(|e| e.files.len() as u64).sum(),
-        files_due: plan.files_due(),
-        files_failed: 0,
-        degraded_roots,
-        last_sweep_ms: (st.last_sweep_ms > 0).then_some(st.last_sweep_ms),
+        index: IndexStatus {
+            enabled: true,
+            phase,
+            files_indexed: m.sessions.values().map(|e| e.files.len() as u64).sum(),
+            files_due: plan.files_due(),
+            files_failed: 0,
+            degraded_roots,
+            last_sweep_ms: (st.last_sweep_ms > 0).then_some(st.last_sweep_ms),
+        },
         revision: m.revision,
         store_id: m.store_id.clone(),
         coverage: recall_core::search::coverage(&m),
@@ -133,7 +126,7 @@ pub fn run(g: &Globals, a: StatusArgs) -> anyhow::Result<Found> {
     }
     println!(
         "last sweep  {}{}",
-        minute_opt(s.last_sweep_ms),
+        minute_opt(s.index.last_sweep_ms),
         if s.backfilled {
             ""
         } else {
@@ -142,9 +135,9 @@ pub fn run(g: &Globals, a: StatusArgs) -> anyhow::Result<Found> {
     );
     println!(
         "files       {} indexed, {} changed since",
-        s.files_indexed, s.files_due
+        s.index.files_indexed, s.index.files_due
     );
-    for r in &s.degraded_roots {
+    for r in &s.index.degraded_roots {
         println!("degraded    {r}");
     }
     Ok(Found::Yes)

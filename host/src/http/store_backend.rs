@@ -1,9 +1,9 @@
 //! The [`Backend`] of `recall serve`: the on-disk store, its shard arena and
 //! its incremental indexer.
 
-use super::backend::{Backend, BackendError, IndexStatus, Phase};
+use super::backend::{Backend, BackendError, IndexStatus};
 use crate::catalog::StoreCatalog;
-use crate::index::{self, Indexer};
+use crate::index::Indexer;
 use crate::store::manifest::{self, MANIFEST};
 use crate::store::StoreError;
 use recall_core::model::Manifest;
@@ -77,12 +77,7 @@ impl Backend for StoreBackend {
         let p = self.indexer.progress().snapshot();
         IndexStatus {
             enabled: self.indexing,
-            phase: match p.phase {
-                index::Phase::Idle => Phase::Idle,
-                index::Phase::Indexing => Phase::Indexing,
-                index::Phase::Current => Phase::Current,
-                index::Phase::Degraded => Phase::Degraded,
-            },
+            phase: p.phase,
             files_indexed: p.files_indexed,
             files_due: p.files_due.saturating_sub(p.files_done),
             files_failed: p.files_failed,

@@ -13,7 +13,7 @@ pub mod plan;
 pub mod progress;
 mod sweep;
 
-pub use progress::{Phase, Progress, ProgressSnapshot};
+pub use progress::{IndexStatus, Phase, Progress, ProgressSnapshot};
 pub use sweep::SweepReport;
 
 use crate::extract::Roots;

@@ -20,6 +20,41 @@ pub enum Phase {
     Degraded,
 }
 
+/// The indexer's progress and health; revision, store id and coverage are
+/// added by the route from the manifest.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct IndexStatus {
+    /// Whether this server runs an indexer at all.
+    pub enabled: bool,
+    /// What it is doing.
+    pub phase: Phase,
+    /// Source files indexed so far (the current sweep's progress while indexing).
+    pub files_indexed: u64,
+    /// Source files the current sweep still has to read.
+    pub files_due: u64,
+    /// Source files that could not be read in the last sweep.
+    pub files_failed: u64,
+    /// Roots that exist but could not be listed.
+    pub degraded_roots: Vec<String>,
+    /// Wall-clock epoch ms when the last sweep finished (`None` before the first).
+    pub last_sweep_ms: Option<i64>,
+}
+
+impl IndexStatus {
+    /// The status of a server without an indexer.
+    pub fn disabled() -> IndexStatus {
+        IndexStatus {
+            enabled: false,
+            phase: Phase::Idle,
+            files_indexed: 0,
+            files_due: 0,
+            files_failed: 0,
+            degraded_roots: Vec::new(),
+            last_sweep_ms: None,
+        }
+    }
+}
+
 /// Live counters of the running (or last) sweep.
 #[derive(Debug, Default)]
 pub struct Progress {
