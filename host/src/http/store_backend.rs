@@ -12,6 +12,10 @@ use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// The periodic sweep runs even when the watch saw no change this often
+/// (retention, garbage collection, and whatever inotify cannot see).
+const FULL_SWEEP_EVERY: Duration = Duration::from_secs(600);
+
 /// The store, served.
 #[derive(Debug)]
 pub struct StoreBackend {
@@ -23,7 +27,12 @@ pub struct StoreBackend {
 impl StoreBackend {
     /// Serves `catalog`'s store, kept current by `indexer` (`indexing` =
     /// whether this server runs sweeps at all).
+    /// With `indexing`, the roots are watched for changes (see
+    /// [`Indexer::watch_sources`]).
     pub fn new(indexer: Arc<Indexer>, catalog: StoreCatalog, indexing: bool) -> StoreBackend {
+        if indexing {
+            indexer.watch_sources();
+        }
         StoreBackend {
             indexer,
             catalog,
@@ -91,10 +100,10 @@ impl Backend for StoreBackend {
     }
 
     fn sweep(&self) -> Result<(), BackendError> {
-        self.indexer
-            .sweep()
-            .map(|_| ())
-            .map_err(|e| BackendError::new(e.to_string()))
+        match self.indexer.tick(FULL_SWEEP_EVERY) {
+            Some(Err(e)) => Err(BackendError::new(e.to_string())),
+            _ => Ok(()),
+        }
     }
 
     fn refresh(&self, max_age: Duration) {

@@ -12,6 +12,8 @@ pub mod cursor;
 pub mod plan;
 pub mod progress;
 mod sweep;
+#[cfg(target_os = "linux")]
+pub mod watch;
 
 pub use progress::{IndexStatus, Phase, Progress, ProgressSnapshot};
 pub use sweep::SweepReport;
@@ -83,6 +85,9 @@ pub struct Indexer {
     progress: Arc<Progress>,
     sweeping: Mutex<()>,
     last_gc_ms: AtomicI64,
+    /// Change notification over the roots (`serve` only; see [`watch`]).
+    #[cfg(target_os = "linux")]
+    watch: Mutex<Option<watch::Watch>>,
 }
 
 impl Indexer {
@@ -94,6 +99,43 @@ impl Indexer {
             progress: Arc::new(Progress::default()),
             sweeping: Mutex::new(()),
             last_gc_ms: AtomicI64::new(0),
+            #[cfg(target_os = "linux")]
+            watch: Mutex::new(None),
+        }
+    }
+
+    /// Watches the roots for changes (inotify), so that the query-time
+    /// refresh and the periodic sweep skip a home where nothing changed.
+    /// Returns whether a watch is in place (false where inotify is not
+    /// available: every refresh then sweeps on age alone).
+    pub fn watch_sources(&self) -> bool {
+        #[cfg(target_os = "linux")]
+        {
+            let roots: Vec<&std::path::Path> =
+                self.opts.roots.all().into_iter().map(|(_, p)| p).collect();
+            if let Ok(w) = watch::Watch::new(&roots) {
+                *lock(&self.watch) = Some(w);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Whether the sources may have changed since the last sweep began:
+    /// true without a watch (nothing vouches for them).
+    pub fn sources_changed(&self) -> bool {
+        #[cfg(target_os = "linux")]
+        if let Some(w) = lock(&self.watch).as_mut() {
+            return w.changed();
+        }
+        true
+    }
+
+    /// A sweep is starting: changes seen so far are its to find.
+    fn sources_seen(&self) {
+        #[cfg(target_os = "linux")]
+        if let Some(w) = lock(&self.watch).as_mut() {
+            w.reset();
         }
     }
 
@@ -144,7 +186,26 @@ impl Indexer {
         if age >= 0 && (age as u128) < max_age.as_millis() {
             return None;
         }
+        if !self.sources_changed() {
+            return None;
+        }
         let _guard = self.sweeping.try_lock().ok()?;
+        Some(sweep::run(self))
+    }
+
+    /// The periodic sweep: skipped when a watch vouches that no source
+    /// changed since the last one and that one is younger than
+    /// `full_every` (retention and garbage collection still run then).
+    /// `None` = skipped.
+    pub fn tick(&self, full_every: Duration) -> Option<Result<SweepReport, IndexError>> {
+        let _guard = self.sweeping.lock().unwrap_or_else(|p| p.into_inner());
+        let recent = self.last_sweep_ms().is_some_and(|t| {
+            let age = crate::store::wall_ms().saturating_sub(t);
+            age >= 0 && (age as u128) < full_every.as_millis()
+        });
+        if self.backfilled() && recent && !self.sources_changed() {
+            return None;
+        }
         Some(sweep::run(self))
     }
 
@@ -156,6 +217,10 @@ impl Indexer {
         let reparse = needs_reparse(&m);
         Ok(plan::plan(units, &m, &st, reparse, self.opts.horizon()))
     }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Whether the manifest was written by an older parser and holds sessions.

@@ -82,6 +82,7 @@ enum Done {
 
 pub(super) fn run(ix: &Indexer) -> Result<SweepReport, IndexError> {
     let started = Instant::now();
+    ix.sources_seen();
     let watermark = wall_ms();
     let store = ix.store.as_ref();
     let m = store.current()?;
