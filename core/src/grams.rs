@@ -6,20 +6,42 @@
 //! three or more folded bytes can only occur where all of its windows are
 //! set, so the filter never hides a match (no false negatives); shorter terms
 //! are never filtered. The filter changes speed only, never results.
+//!
+//! Beside the bitset, each lane keeps a small table of per-bucket maxima: for
+//! every bucket of trigram windows, the most windows any one record has in
+//! it (saturating at 255). A term's non-overlapping occurrences in a record
+//! start at distinct positions, each one a window of each of the term's
+//! trigrams, so the smallest maximum over the term's trigrams bounds its
+//! occurrences in every record of the lane. `relevance` scans shards in
+//! descending order of that bound and stops once the page is certain.
 
 use crate::prepared::{Lane, PreparedShard};
 
 /// Smallest and largest bitset, in bits (powers of two).
 const MIN_BITS: usize = 1 << 9;
 const MAX_BITS: usize = 1 << 20;
+/// Buckets of the occurrence-bound table (a power of two).
+const HEAVY_BUCKETS: usize = 1 << 10;
 /// Serialization format version.
-const VERSION: u8 = 1;
+const VERSION: u8 = 2;
 
 /// A trigram bitset of one lane.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GramSet {
     shift: u32,
     words: Vec<u64>,
+    /// Per bucket: the most windows one record has in it (saturating).
+    heavy: Vec<u8>,
+}
+
+#[inline]
+fn gram(w: &[u8]) -> u32 {
+    ((u32::from(w[0]) << 16) | (u32::from(w[1]) << 8) | u32::from(w[2])).wrapping_mul(0x9E37_79B1)
+}
+
+#[inline]
+fn heavy_slot(w: &[u8]) -> usize {
+    (gram(w) >> (32 - HEAVY_BUCKETS.trailing_zeros())) as usize
 }
 
 impl GramSet {
@@ -27,6 +49,7 @@ impl GramSet {
         GramSet {
             shift: 32 - MIN_BITS.trailing_zeros(),
             words: vec![0; MIN_BITS / 64],
+            heavy: vec![0; HEAVY_BUCKETS],
         }
     }
 
@@ -39,10 +62,23 @@ impl GramSet {
         let mut set = GramSet {
             shift: 32 - bits.trailing_zeros(),
             words: vec![0; bits / 64],
+            heavy: vec![0; HEAVY_BUCKETS],
         };
+        let mut counts = vec![0u32; HEAVY_BUCKETS];
+        let mut touched = Vec::new();
         for i in 0..lane.len() {
             for w in lane.text(i).windows(3) {
                 set.insert(w);
+                let h = heavy_slot(w);
+                if counts[h] == 0 {
+                    touched.push(h);
+                }
+                counts[h] += 1;
+            }
+            for h in touched.drain(..) {
+                let c = u8::try_from(counts[h]).unwrap_or(u8::MAX);
+                set.heavy[h] = set.heavy[h].max(c);
+                counts[h] = 0;
             }
         }
         set
@@ -50,8 +86,18 @@ impl GramSet {
 
     #[inline]
     fn slot(&self, w: &[u8]) -> usize {
-        let g = (u32::from(w[0]) << 16) | (u32::from(w[1]) << 8) | u32::from(w[2]);
-        (g.wrapping_mul(0x9E37_79B1) >> self.shift) as usize
+        (gram(w) >> self.shift) as usize
+    }
+
+    /// An upper bound on the non-overlapping occurrences of `folded_term`
+    /// in any one record of the lane; `None` when the table cannot tell
+    /// (a term under three bytes, or a saturated bucket).
+    pub fn max_occurrences(&self, folded_term: &[u8]) -> Option<u64> {
+        let m = folded_term
+            .windows(3)
+            .map(|w| self.heavy[heavy_slot(w)])
+            .min()?;
+        (m < u8::MAX).then_some(u64::from(m))
     }
 
     #[inline]
@@ -70,7 +116,7 @@ impl GramSet {
 
     /// Heap bytes.
     pub fn heap_bytes(&self) -> usize {
-        self.words.len() * 8
+        self.words.len() * 8 + self.heavy.len()
     }
 }
 
@@ -98,6 +144,26 @@ impl ShardGrams {
             || (tool && terms.iter().all(|t| self.tool.may_contain(t)))
     }
 
+    /// An upper bound on the relevance score (occurrences of all terms) of
+    /// any record in the wanted lanes; `None` = unbounded.
+    pub fn max_score(&self, terms: &[&[u8]], conversation: bool, tool: bool) -> Option<u64> {
+        let lane = |set: &GramSet| -> Option<u64> {
+            if !terms.iter().all(|t| set.may_contain(t)) {
+                return Some(0);
+            }
+            terms
+                .iter()
+                .try_fold(0u64, |sum, t| Some(sum + set.max_occurrences(t)?))
+        };
+        let conv = if conversation {
+            lane(&self.conversation)?
+        } else {
+            0
+        };
+        let tool = if tool { lane(&self.tool)? } else { 0 };
+        Some(conv.max(tool))
+    }
+
     /// Builds the filters of a prepared shard.
     pub fn build(shard: &PreparedShard) -> ShardGrams {
         ShardGrams {
@@ -115,6 +181,7 @@ impl ShardGrams {
             for w in &set.words {
                 out.extend_from_slice(&w.to_le_bytes());
             }
+            out.extend_from_slice(&set.heavy);
         }
         out
     }
@@ -141,11 +208,14 @@ impl ShardGrams {
                 .chunks_exact(8)
                 .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
                 .collect();
+            let r = &r[n * 8..];
+            let heavy = r.get(..HEAVY_BUCKETS)?.to_vec();
             sets.push(GramSet {
                 shift: u32::from(shift),
                 words,
+                heavy,
             });
-            rest = &r[n * 8..];
+            rest = &r[HEAVY_BUCKETS..];
         }
         if !rest.is_empty() {
             return None;
@@ -210,6 +280,13 @@ mod tests {
             assert!(g.conversation.may_contain(t.as_bytes()), "{t}");
         }
         assert!(!g.conversation.may_contain(b"zebra"));
+        // "pool" occurs once per record; "ab" is too short to bound.
+        assert!(g
+            .conversation
+            .max_occurrences(b"pool")
+            .is_some_and(|n| n >= 1));
+        assert_eq!(g.conversation.max_occurrences(b"ab"), None);
+        assert_eq!(g.max_score(&[b"zebra"], true, false), Some(0));
         assert!(!g.tool.may_contain(b"pool"));
         assert_eq!(ShardGrams::from_bytes(&g.to_bytes()), Some(g.clone()));
         assert_eq!(ShardGrams::from_bytes(&g.to_bytes()[1..]), None);

@@ -4,6 +4,9 @@
 //! Under `newest`, shards are scanned in descending order of their newest
 //! record, so a page is complete as soon as `limit + 1` sessions are known to
 //! rank before anything still unscanned; the answer is the same as a full scan.
+//! Under `relevance` the order is by an upper bound on a shard's best score
+//! (from its trigram filters' occurrence tables, when the catalog has them),
+//! with the same early-out on scores.
 
 use crate::cursor::{fingerprint, Cursor, SortKey, VERSION};
 use crate::grams::ShardGrams;
@@ -151,19 +154,51 @@ pub fn search(request: &Request, env: &SearchEnv<'_>) -> Result<Response, QueryE
         })
         .collect();
     let newest = query.sort == Sort::Newest;
-    if newest {
-        candidates.sort_by(|a, b| bound(b.1).cmp(&bound(a.1)).then(a.0.cmp(b.0)));
-    }
+    // The scan order's bound per candidate: newest record (newest), best
+    // possible score (relevance; u64::MAX = unknown, scanned first).
+    let mut bounds: Vec<i128> = if newest {
+        candidates
+            .iter()
+            .map(|(_, e)| i128::from(bound(e)))
+            .collect()
+    } else {
+        candidates
+            .iter()
+            .map(|(k, e)| {
+                env.catalog
+                    .grams(k, e)
+                    .and_then(|g| g.max_score(&needles, want_conv, want_tool))
+                    .map_or(i128::from(u64::MAX), i128::from)
+            })
+            .collect()
+    };
+    let mut order: Vec<usize> = (0..candidates.len()).collect();
+    order.sort_by(|&a, &b| {
+        bounds[b]
+            .cmp(&bounds[a])
+            .then(candidates[a].0.cmp(candidates[b].0))
+    });
+    candidates = order.iter().map(|&i| candidates[i]).collect();
+    bounds = order.iter().map(|&i| bounds[i]).collect();
+    // What a found session is compared with against a bound.
+    let rank = |f: &Found| -> i128 {
+        if newest {
+            i128::from(f.sort_key.ts)
+        } else {
+            i128::from(f.sort_key.score.unwrap_or(0))
+        }
+    };
+    let unknown = i128::from(u64::MAX);
 
     let mut found: Vec<Found> = Vec::new();
     let mut fresh: u64 = 0;
     let mut partial = None;
     let mut scanned = 0;
     for (i, (key, entry)) in candidates.iter().enumerate() {
-        if newest && i > 0 {
-            // Everything left ranks at or below this bound.
-            let next = bound(entry);
-            let certain = found.iter().filter(|f| f.sort_key.ts > next).count();
+        // Everything left ranks at or below this bound.
+        let next = bounds[i];
+        if i > 0 && next < unknown {
+            let certain = found.iter().filter(|f| rank(f) > next).count();
             if certain > query.limit {
                 break;
             }
@@ -174,10 +209,9 @@ pub fn search(request: &Request, env: &SearchEnv<'_>) -> Result<Response, QueryE
         }
         if fresh >= env.budgets.fresh_bytes {
             // Stop only once the page can make progress: at least one session
-            // whose place is certain (newest) or found (relevance).
-            let next = bound(entry);
-            let progress = if newest {
-                found.iter().any(|f| f.sort_key.ts > next)
+            // whose place is certain (or, with no bound, found).
+            let progress = if next < unknown || newest {
+                found.iter().any(|f| rank(f) > next)
             } else {
                 !found.is_empty()
             };
@@ -206,11 +240,13 @@ pub fn search(request: &Request, env: &SearchEnv<'_>) -> Result<Response, QueryE
     found.sort_by(|a, b| a.sort_key.order(&b.sort_key));
 
     // Under a budget stop, only sessions known to rank before everything
-    // unscanned keep their place (newest); the cursor resumes after them.
-    let unscanned_bound = candidates.get(scanned).map(|(_, e)| bound(e));
-    if partial == Some(PartialReason::Budget) && newest {
-        if let Some(b) = unscanned_bound {
-            found.retain(|f| f.sort_key.ts > b);
+    // unscanned keep their place (best effort without a bound); the cursor
+    // resumes after them.
+    if partial == Some(PartialReason::Budget) {
+        if let Some(&b) = bounds.get(scanned) {
+            if newest || b < unknown {
+                found.retain(|f| rank(f) > b);
+            }
         }
     }
 

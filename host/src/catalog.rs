@@ -76,10 +76,17 @@ impl Catalog for StoreCatalog {
                 self.store.generation_bytes(name).map_err(|e| e.to_string())
             })
             .map(|l| {
-                if l.fresh_bytes > 0 && self.store.grams_bytes(name).is_none() {
-                    // A store written before filters existed, or a lost
-                    // sidecar: add it (a pure function of the generation),
-                    // so later searches can skip this shard unread.
+                let stale = || {
+                    self.store
+                        .grams_bytes(name)
+                        .and_then(|b| ShardGrams::from_bytes(&b))
+                        .is_none()
+                };
+                if l.fresh_bytes > 0 && stale() {
+                    // A store written before filters existed (or in an older
+                    // format), or a lost sidecar: write it (a pure function
+                    // of the generation), so later searches can skip or
+                    // order this shard unread.
                     let _ = self.store.write_grams(name, &l.shard.grams.to_bytes());
                 }
                 LoadedShard {

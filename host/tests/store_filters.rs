@@ -1,6 +1,7 @@
 //! Trigram filter sidecars: a store that lacks them (written before filters
 //! existed, or a lost file) gets them back from the first search that loads
-//! the shard, and later searches need no shard to rule a session out.
+//! the shard (an older format is replaced), and later searches need no
+//! shard to rule a session out.
 
 mod store_support;
 
@@ -27,9 +28,17 @@ fn missing_filter_sidecars_are_rewritten_by_search() {
         .map(|e| generations::grams_path(store.generations_dir(), &e.generation_file).unwrap())
         .collect();
     assert_eq!(sidecars.len(), 2);
-    for p in &sidecars {
+    for (i, p) in sidecars.iter().enumerate() {
         assert!(p.exists(), "the indexer writes {p:?}");
-        fs::remove_file(p).unwrap();
+        if i == 0 {
+            fs::remove_file(p).unwrap();
+        } else {
+            // An older format: a valid hash over a body of version 1.
+            let body = [1u8, 23, 8, 0, 0, 0];
+            let mut old = recall_core::naming::hash16(&body).into_bytes();
+            old.extend_from_slice(&body);
+            fs::write(p, old).unwrap();
+        }
     }
     let catalog = StoreCatalog::new(store.clone(), Arc::new(Arena::default()));
     let r = catalog.search(
@@ -39,7 +48,11 @@ fn missing_filter_sidecars_are_rewritten_by_search() {
     );
     assert!(r.unwrap().sessions.is_empty());
     for p in &sidecars {
-        assert!(p.exists(), "search restored {p:?}");
+        let body = store.grams_bytes(&name_of(p)).expect("search restored it");
+        assert!(
+            recall_core::ShardGrams::from_bytes(&body).is_some(),
+            "{p:?} is current"
+        );
     }
     // A fresh process (empty arena) now rules both sessions out from the
     // sidecars alone: nothing is loaded.
@@ -51,4 +64,13 @@ fn missing_filter_sidecars_are_rewritten_by_search() {
     );
     assert!(r.unwrap().sessions.is_empty());
     assert_eq!(cold.arena().stats().shards, 0, "no shard was loaded");
+}
+
+fn name_of(sidecar: &std::path::Path) -> String {
+    sidecar
+        .with_extension("json")
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned()
 }

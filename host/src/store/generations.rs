@@ -77,26 +77,24 @@ pub fn grams_path(dir: &Path, name: &str) -> Option<PathBuf> {
     path(dir, name).map(|p| p.with_extension(GRAMS_EXT))
 }
 
-/// Writes a generation's trigram filters (if absent). Not fsynced: a torn
-/// file fails its hash check and is ignored.
+/// Writes a generation's trigram filters, replacing a different file (an
+/// older format). Not fsynced: a torn file fails its hash check and is
+/// ignored.
 pub fn write_grams(dir: &Path, name: &str, grams: &[u8]) -> Result<(), StoreError> {
     let dest = grams_path(dir, name).ok_or_else(|| StoreError::BadName(name.to_string()))?;
-    if dest.exists() {
-        return Ok(());
-    }
     let mut body = recall_core::naming::hash16(grams).into_bytes();
     body.extend_from_slice(grams);
+    // Filters are a pure function of the generation, but an older format
+    // (or a damaged file) is replaced.
+    if fs::read(&dest).is_ok_and(|old| old == body) {
+        return Ok(());
+    }
     let tmp = dir.join(format!("{TMP_PREFIX}{}", random_hex(8)));
     let result = (|| -> io::Result<()> {
         let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
         f.write_all(&body)?;
         drop(f);
-        match fs::hard_link(&tmp, &dest) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(e),
-        }
-        fs::remove_file(&tmp)
+        fs::rename(&tmp, &dest)
     })();
     if let Err(e) = result {
         let _ = fs::remove_file(&tmp);
