@@ -8,6 +8,7 @@
 //! This type is what the CLI and the HTTP server share: open a store, get
 //! the current manifest or a retained snapshot, read a generation's bytes.
 
+pub mod checkpoints;
 mod fsutil;
 pub mod generations;
 pub mod lock;
@@ -319,6 +320,7 @@ impl Store {
             let p = ent.path();
             fs::remove_file(&p).map_err(|e| StoreError::io(&p, e))?;
         }
+        checkpoints::prune(&self.dir, wall_ms(), 0);
         if let Ok(mut c) = self.snapshot_cache.lock() {
             c.clear();
         }

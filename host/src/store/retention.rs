@@ -121,6 +121,7 @@ impl Store {
                 }
             }
             remove_strays(gdir, self.dir(), now, grace_ms);
+            super::checkpoints::prune(self.dir(), now, super::checkpoints::KEEP_MS);
             st.last_full_gc_ms = now;
             changed = true;
         }
