@@ -253,3 +253,74 @@ fn a_duplicate_unit_takes_over_when_the_owner_goes() {
     assert!(!e.source_gone);
     assert_ne!(e.files[0].path, first);
 }
+
+/// DESIGN.md §6: an appended file is read only past its offset. The first
+/// append after the backfill is read whole (the backfill keeps no
+/// checkpoints) and leaves a checkpoint; from then on a sweep reads just the
+/// new lines, and the session equals a from-scratch index of the same file.
+#[test]
+fn a_live_session_is_read_only_past_its_offset() {
+    let home = temp_dir("tail");
+    let f = write_session(&home, 3, 40, 2000);
+    let sweep = |home: &std::path::Path| -> serde_json::Value {
+        serde_json::from_str(&run_ok(home, &["index", "--json"], 0)).unwrap()
+    };
+    sweep(&home);
+    let size = fs::metadata(&f).unwrap().len();
+    let mut parent = "0003004f".to_string();
+    let mut append = |n: usize| -> u64 {
+        let id = format!("{:08x}", 0xa000 + n);
+        let line = pi_message(
+            &id,
+            Some(&parent),
+            "user",
+            &format!("tail marker tapir{n}"),
+            1_790_100_000_000 + n as i64,
+        );
+        parent = id;
+        let mut w = OpenOptions::new().append(true).open(&f).unwrap();
+        w.write_all(line.as_bytes()).unwrap();
+        line.len() as u64
+    };
+    append(1);
+    let first = sweep(&home);
+    assert_eq!(first["updated_sessions"], 1);
+    assert_eq!(first["resumed"], 0, "no checkpoint after a backfill");
+    assert!(first["bytes_read"].as_u64().unwrap() >= size);
+    for n in 2..5 {
+        let added = append(n);
+        let r = sweep(&home);
+        assert_eq!(r["updated_sessions"], 1, "{r}");
+        assert_eq!(r["resumed"], 1, "{r}");
+        assert_eq!(r["bytes_read"].as_u64().unwrap(), added, "only the new line is read");
+        let found = search(&home, &[&format!("tapir{n}")], 0);
+        assert_eq!(found.sessions.len(), 1);
+    }
+    // The resumed session equals a from-scratch extraction of the file.
+    let m = manifest(&home).unwrap();
+    let e = &m.sessions[&session_key(3)];
+    let fresh = temp_dir("tail-fresh");
+    let g = write_session(&fresh, 3, 40, 2000);
+    fs::copy(&f, &g).unwrap();
+    sweep(&fresh);
+    let m2 = manifest(&fresh).unwrap();
+    let e2 = &m2.sessions[&session_key(3)];
+    assert_eq!(e.records, e2.records);
+    assert_eq!(e.meta.messages, e2.meta.messages);
+    let body = |home: &std::path::Path, name: &str| {
+        fs::read(store_dir(home).join("generations").join(name)).unwrap()
+    };
+    let shard = |b: Vec<u8>| -> recall_core::model::Shard { serde_json::from_slice(&b).unwrap() };
+    let (s1, s2) = (
+        shard(body(&home, &e.generation_file)),
+        shard(body(&fresh, &e2.generation_file)),
+    );
+    assert_eq!(s1.records, s2.records);
+    assert_eq!(s1.marks, s2.marks);
+    // A rewrite is never resumed: the file is read whole again.
+    let text = fs::read_to_string(&f).unwrap().replace("tapir2", "okapi2");
+    fs::write(&f, text).unwrap();
+    let r = sweep(&home);
+    assert_eq!(r["resumed"], 0);
+    assert!(search(&home, &["okapi2"], 0).sessions.len() == 1);
+}

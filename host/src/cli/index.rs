@@ -27,12 +27,13 @@ pub fn run(g: &Globals, a: IndexArgs) -> anyhow::Result<Found> {
     let secs = r.elapsed_ms as f64 / 1000.0;
     let mb = r.bytes_read as f64 / 1e6;
     println!(
-        "{}: {} units, {} read ({} new, {} updated, {} empty, {} failed), {} unchanged, {} gone, {} retired; {} files, {:.1} MB in {:.2} s ({:.0} MB/s); revision {}",
+        "{}: {} units, {} read ({} new, {} updated, {} resumed, {} empty, {} failed), {} unchanged, {} gone, {} retired; {} files, {:.1} MB in {:.2} s ({:.0} MB/s); revision {}",
         if r.backfill { "backfill" } else { "sweep" },
         r.units,
         r.extracted + r.empty + r.failed,
         r.new_sessions,
         r.updated_sessions,
+        r.resumed,
         r.empty,
         r.failed,
         r.unchanged,

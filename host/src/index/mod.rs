@@ -11,6 +11,7 @@ pub mod build;
 pub mod cursor;
 pub mod plan;
 pub mod progress;
+mod resume;
 mod sweep;
 #[cfg(target_os = "linux")]
 pub mod watch;

@@ -10,6 +10,7 @@
 use super::build::{self, Previous};
 use super::cursor::capture;
 use super::plan::{self, expired, Kind, Work};
+use super::resume;
 use super::{needs_reparse, IndexError, Indexer, PARSER_VERSION};
 use crate::extract::{self, Extracted};
 use crate::store::retention::newest_ms;
@@ -54,6 +55,8 @@ pub struct SweepReport {
     pub files_read: u64,
     /// Source bytes read.
     pub bytes_read: u64,
+    /// Units read only past their offsets (resumed from a checkpoint).
+    pub resumed: usize,
     /// Manifests written.
     pub publishes: usize,
     /// The revision now current.
@@ -66,7 +69,14 @@ pub struct SweepReport {
     pub elapsed_ms: u64,
 }
 
-/// A worker's answer for one unit.
+/// A worker's answer for one unit, and what it read.
+struct Processed {
+    done: Done,
+    bytes_read: u64,
+    resumed: bool,
+}
+
+/// What came of one unit.
 enum Done {
     Session {
         main: String,
@@ -134,10 +144,12 @@ fn execute(
     let mut claims = plan.claims.clone();
     let work = plan.work;
     let next = AtomicUsize::new(0);
-    let (tx, rx) = mpsc::channel::<(usize, Done)>();
+    let (tx, rx) = mpsc::channel::<(usize, Processed)>();
     let workers = ix.opts.worker_count().min(work.len()).max(1);
     let sweep_start = Instant::now();
     let mut last_publish = Instant::now();
+    // Live units keep extraction checkpoints; a backfill writes none.
+    let checkpoints = !report.backfill;
     let mut failure: Option<IndexError> = None;
 
     std::thread::scope(|scope| {
@@ -147,20 +159,22 @@ fn execute(
             scope.spawn(move || loop {
                 let i = next.fetch_add(1, Relaxed);
                 let Some(w) = work.get(i) else { break };
-                let done = process(store, w, watermark);
+                let done = process(store, w, watermark, checkpoints);
                 if tx.send((i, done)).is_err() {
                     break;
                 }
             });
         }
         drop(tx);
-        for (i, done) in rx.iter() {
+        for (i, p) in rx.iter() {
             let w = &work[i];
+            let done = p.done;
             let failed = matches!(done, Done::Failed);
             ix.progress
                 .unit_done(w.src.files.len() as u64, w.bytes, failed);
             report.files_read += w.src.files.len() as u64;
-            report.bytes_read += w.bytes;
+            report.bytes_read += p.bytes_read;
+            report.resumed += usize::from(p.resumed);
             if failure.is_some() {
                 continue;
             }
@@ -303,29 +317,83 @@ fn absorb(
     }
 }
 
-/// Extracts one unit and writes its generation.
-fn process(store: &Store, w: &Work, watermark: i64) -> Done {
+/// Extracts one unit (resuming from its checkpoint when it only grew) and
+/// writes its generation. `checkpoints` = keep a checkpoint for a live unit.
+fn process(store: &Store, w: &Work, watermark: i64, checkpoints: bool) -> Processed {
+    let failed = |bytes_read| Processed {
+        done: Done::Failed,
+        bytes_read,
+        resumed: false,
+    };
     let generation = match w.kind {
         Kind::Rewritten => w.old_generation.saturating_add(1),
         _ => w.old_generation,
     };
     let mut files = Vec::with_capacity(w.src.files.len());
+    let mut src = w.src.clone();
+    src.files.clear();
     for f in &w.src.files {
         match capture(f, generation) {
-            Ok(c) => files.push(c),
+            Ok(c) => {
+                files.push(c);
+                src.files.push(f.clone());
+            }
             // A secondary file that vanished since discovery is simply not
             // part of the session any more; a vanished main file fails.
             Err(_) if !files.is_empty() => {}
-            Err(_) => return Done::Failed,
+            Err(_) => return failed(0),
         }
     }
     let main = files.first().map(|c| c.path.clone()).unwrap_or_default();
-    let extracted = match catch_unwind(AssertUnwindSafe(|| extract::extract(&w.src))) {
-        Ok(Ok(Some(x))) => x,
-        Ok(Ok(None)) => return Done::Empty { main, files },
-        Ok(Err(_)) | Err(_) => return Done::Failed,
+    // Each file is read up to its cursor's offset: what lies past it is the
+    // next sweep's (as an append).
+    let ends: Vec<u64> = files.iter().map(|c| c.offset).collect();
+    let from = match w.kind {
+        Kind::Appended => resume::load(store, &w.src.unit),
+        _ => None,
     };
+    let run = catch_unwind(AssertUnwindSafe(|| {
+        extract::extract_resumable(&src, &ends, from.as_ref())
+    }));
+    let r = match run {
+        Ok(Ok(r)) => r,
+        Ok(Err(_)) | Err(_) => {
+            resume::forget(store, &w.src.unit);
+            return failed(0);
+        }
+    };
+    let live = checkpoints && matches!(w.kind, Kind::New | Kind::Appended);
+    match r.checkpoint {
+        Some(cp) if live => resume::save(store, &w.src.unit, cp, &files),
+        _ if from.is_some() || w.kind == Kind::Rewritten => resume::forget(store, &w.src.unit),
+        _ => {}
+    }
+    let (bytes_read, resumed) = (r.bytes_read, r.resumed);
+    let done = match r.extracted {
+        None => Done::Empty { main, files },
+        Some(x) => session(store, w, x, generation, files, main, watermark),
+    };
+    Processed {
+        done,
+        bytes_read,
+        resumed,
+    }
+}
+
+/// Builds and writes the shard of an extracted unit.
+fn session(
+    store: &Store,
+    w: &Work,
+    extracted: Extracted,
+    generation: u32,
+    files: Vec<FileCursor>,
+    main: String,
+    watermark: i64,
+) -> Done {
+    // Only a rewrite carries old records (those of generations below the
+    // current one): a session never rewritten has none to carry.
     let prev_shard = match (&w.old_file, w.kind) {
+        (Some(_), Kind::Appended) if w.old_generation == 0 => None,
         (Some(name), Kind::Appended | Kind::Rewritten | Kind::Reparse) => store
             .generation_bytes(name)
             .ok()
