@@ -1,0 +1,564 @@
+//! Resumable extraction (`extract::resume`): every unit of the real corpus
+//! and of two generated homes is copied into a scratch directory cut at
+//! seeded random line boundaries (and mid-line), extracted, grown in place
+//! (same inode) and extracted again from the previous checkpoint; the
+//! result must equal a from-scratch extraction of the grown files, the
+//! listed live-session cases must really resume, and a resume must read
+//! only what was appended. Also: torn tails, foreign and corrupt
+//! checkpoints.
+
+#[path = "support/files.rs"]
+mod files;
+#[path = "support/golden.rs"]
+mod golden;
+
+use files::{append, Scratch};
+use recall_core::model::Source;
+use recall_host::extract::common::walk_files;
+use recall_host::extract::resume::Checkpoint;
+use recall_host::extract::{
+    self, claude, codex, extract_resumable, intendant, pi, Extracted, Resumed, Roots, SessionSource,
+};
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// splitmix64: a seeded RNG (no dependency).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        if n == 0 {
+            0
+        } else {
+            (self.next() % n as u64) as usize
+        }
+    }
+}
+
+/// Whether the extractor feeds `path` line by line (else it is read whole).
+fn line_fed(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "jsonl")
+}
+
+/// The offsets just past every `\n` of `bytes`, with 0 first.
+fn boundaries(bytes: &[u8]) -> Vec<usize> {
+    let mut v = vec![0];
+    v.extend(
+        bytes
+            .iter()
+            .enumerate()
+            .filter(|(_, &b)| b == b'\n')
+            .map(|(i, _)| i + 1),
+    );
+    v
+}
+
+/// One growth plan: per stage, per file of the unit, how many bytes exist
+/// (`None` = the file does not exist yet; only secondary line-fed files).
+type Plan = Vec<Vec<Option<usize>>>;
+
+/// A unit, its files' full contents and where its copy lives.
+struct Unit {
+    orig: SessionSource,
+    base: PathBuf,
+    full: Vec<Vec<u8>>,
+    /// Files beside the unit's own that the extractor reads (Intendant
+    /// sidecars), relative to `base`.
+    extras: Vec<PathBuf>,
+}
+
+impl Unit {
+    fn new(orig: SessionSource) -> Unit {
+        let full: Vec<Vec<u8>> = orig
+            .files
+            .iter()
+            .map(|f| std::fs::read(f).unwrap_or_default())
+            .collect();
+        let mut common = orig.files[0].parent().unwrap().to_path_buf();
+        while !orig.files.iter().all(|f| f.starts_with(&common)) {
+            common = common.parent().unwrap().to_path_buf();
+        }
+        let base = common.parent().unwrap().to_path_buf();
+        let extras = if orig.source == Source::Intendant {
+            walk_files(&common, 4, &|_| true)
+                .into_iter()
+                .filter(|p| !orig.files.contains(p))
+                .map(|p| p.strip_prefix(&base).unwrap().to_path_buf())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        Unit {
+            orig,
+            base,
+            full,
+            extras,
+        }
+    }
+
+    fn is_fed(&self, i: usize) -> bool {
+        line_fed(&self.orig.files[i])
+    }
+
+    /// Line-fed files (zstd rollouts are never resumed).
+    fn fed_count(&self, present: &[Option<usize>]) -> usize {
+        (0..self.full.len())
+            .filter(|&i| self.is_fed(i) && present[i].is_some())
+            .count()
+    }
+
+    fn name(&self) -> String {
+        self.orig.unit.clone()
+    }
+
+    /// Random growth plans: a cut at 0 bytes, a chain of three resumes,
+    /// torn cuts, and (several files) files that appear later or grow one
+    /// at a time.
+    fn plans(&self, rng: &mut Rng) -> Vec<Plan> {
+        let n = self.full.len();
+        let full: Vec<Option<usize>> = self.full.iter().map(|f| Some(f.len())).collect();
+        let bounds: Vec<Vec<usize>> = self.full.iter().map(|f| boundaries(f)).collect();
+        let whole = |i: usize, cut: Option<usize>| {
+            if self.is_fed(i) {
+                cut
+            } else {
+                Some(self.full[i].len())
+            }
+        };
+        // A line-boundary cut at or after `min` for each file.
+        let line_cut = |rng: &mut Rng, min: &[Option<usize>]| -> Vec<Option<usize>> {
+            (0..n)
+                .map(|i| {
+                    let lo = min[i].unwrap_or(0);
+                    let ok: Vec<usize> = bounds[i].iter().copied().filter(|&b| b >= lo).collect();
+                    whole(i, Some(ok.get(rng.below(ok.len())).copied().unwrap_or(lo)))
+                })
+                .collect()
+        };
+        let mut plans = Vec::new();
+        // Everything at 0 bytes, then whole.
+        plans.push(vec![
+            (0..n).map(|i| whole(i, Some(0))).collect(),
+            full.clone(),
+        ]);
+        // Three successive resumes.
+        let c1 = line_cut(rng, &vec![None; n]);
+        let c2 = line_cut(rng, &c1);
+        let c3 = line_cut(rng, &c2);
+        plans.push(vec![c1, c2, c3, full.clone()]);
+        // Torn cuts: mid-line, then another mid-line cut further on.
+        let torn = |rng: &mut Rng, min: &[Option<usize>]| -> Vec<Option<usize>> {
+            (0..n)
+                .map(|i| {
+                    let lo = min[i].unwrap_or(0);
+                    let len = self.full[i].len();
+                    whole(
+                        i,
+                        Some(if len > lo {
+                            lo + rng.below(len - lo)
+                        } else {
+                            lo
+                        }),
+                    )
+                })
+                .collect()
+        };
+        let t1 = torn(rng, &vec![None; n]);
+        let t2 = torn(rng, &t1);
+        plans.push(vec![t1, t2, full.clone()]);
+        let subs: Vec<usize> = (1..n).filter(|&i| self.is_fed(i)).collect();
+        if !subs.is_empty() {
+            // Secondary files appear later, in random order; the main file
+            // grows meanwhile.
+            let mut stage: Vec<Option<usize>> = (0..n)
+                .map(|i| {
+                    if subs.contains(&i) {
+                        None
+                    } else {
+                        whole(i, Some(0))
+                    }
+                })
+                .collect();
+            stage[0] = line_cut(rng, &stage)[0];
+            let mut plan = vec![stage.clone()];
+            let mut order = subs.clone();
+            for k in (1..order.len()).rev() {
+                order.swap(k, rng.below(k + 1));
+            }
+            for &i in &order {
+                stage[i] = line_cut(rng, &stage)[i];
+                stage[0] = line_cut(rng, &stage)[0];
+                plan.push(stage.clone());
+            }
+            plan.push(full.clone());
+            plans.push(plan);
+            // One file grows at a time, earlier files after later ones.
+            let mut stage = line_cut(rng, &vec![None; n]);
+            let mut plan = vec![stage.clone()];
+            for i in (0..n).rev().filter(|&i| self.is_fed(i)) {
+                stage[i] = full[i];
+                plan.push(stage.clone());
+            }
+            plans.push(plan);
+        }
+        plans
+    }
+}
+
+/// A unit's copy in a scratch directory, grown stage by stage.
+struct Copy<'u> {
+    unit: &'u Unit,
+    dir: Scratch,
+    /// Bytes written so far per file (`None` = not created).
+    written: Vec<Option<usize>>,
+}
+
+impl<'u> Copy<'u> {
+    fn new(unit: &'u Unit) -> Copy<'u> {
+        let dir = Scratch::new("resume");
+        for rel in &unit.extras {
+            let bytes = std::fs::read(unit.base.join(rel)).unwrap();
+            dir.write(&rel.to_string_lossy(), &bytes);
+        }
+        Copy {
+            unit,
+            dir,
+            written: vec![None; unit.full.len()],
+        }
+    }
+
+    fn path(&self, i: usize) -> PathBuf {
+        let rel = self.unit.orig.files[i]
+            .strip_prefix(&self.unit.base)
+            .unwrap();
+        self.dir.0.join(rel)
+    }
+
+    /// Grows every file to its size in `stage` (appending: same inode).
+    fn grow(&mut self, stage: &[Option<usize>]) {
+        for (i, want) in stage.iter().enumerate() {
+            let Some(want) = *want else { continue };
+            let have = self.written[i].unwrap_or(0);
+            assert!(want >= have, "plans only grow");
+            let p = self.path(i);
+            if self.written[i].is_none() {
+                self.dir
+                    .write(&p.strip_prefix(&self.dir.0).unwrap().to_string_lossy(), b"");
+            }
+            append(&p, &self.unit.full[i][have..want]);
+            self.written[i] = Some(want);
+        }
+    }
+
+    /// The unit as discovery would see it now (files not created yet are
+    /// not part of it).
+    fn source(&self) -> SessionSource {
+        let files = (0..self.written.len())
+            .filter(|&i| self.written[i].is_some())
+            .map(|i| self.path(i))
+            .collect();
+        let unit = Path::new(&self.unit.orig.unit)
+            .strip_prefix(&self.unit.base)
+            .map(|r| self.dir.0.join(r).to_string_lossy().into_owned())
+            .unwrap_or_else(|_| self.unit.orig.unit.clone());
+        SessionSource {
+            files,
+            unit,
+            ..self.unit.orig.clone()
+        }
+    }
+
+    /// Bytes a resume from `cp` may read: what lies past each fed offset,
+    /// new files whole, whole-read files and sidecars.
+    fn resume_budget(&self, cp: &Checkpoint) -> u64 {
+        let mut budget = 0;
+        for (i, w) in self.written.iter().enumerate() {
+            let Some(len) = *w else { continue };
+            let path = self.path(i);
+            budget += match cp.files.iter().find(|f| f.path == path) {
+                Some(f) if self.unit.is_fed(i) => (len as u64).saturating_sub(f.offset),
+                _ => len as u64,
+            };
+        }
+        for rel in &self.unit.extras {
+            budget += std::fs::metadata(self.dir.0.join(rel)).map_or(0, |m| m.len());
+        }
+        budget
+    }
+}
+
+/// An extraction with `diagnostics.bytes` cleared (the one field a resume
+/// reports differently).
+fn comparable(x: &Option<Extracted>) -> Option<Extracted> {
+    x.clone().map(|mut x| {
+        x.diagnostics.bytes = 0;
+        x
+    })
+}
+
+/// The checkpoint as the indexer would store and load it.
+fn round_trip(cp: &Checkpoint) -> Checkpoint {
+    let bytes = serde_json::to_vec(cp).unwrap();
+    let back: Checkpoint = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(&back, cp, "a checkpoint survives JSON");
+    back
+}
+
+/// uuids occurring in more than one of a Claude unit's files (a pattern
+/// the extractor may answer with a full extraction).
+fn shared_uuids(files: &[&[u8]]) -> bool {
+    let mut owner: HashMap<String, usize> = HashMap::new();
+    for (i, bytes) in files.iter().enumerate() {
+        for line in bytes.split(|&b| b == b'\n') {
+            let Ok(v) = serde_json::from_slice::<serde_json::Value>(line) else {
+                continue;
+            };
+            if let Some(u) = v
+                .get("uuid")
+                .and_then(|u| u.as_str())
+                .filter(|u| !u.is_empty())
+            {
+                if *owner.entry(u.to_string()).or_insert(i) != i {
+                    return true;
+                }
+            }
+        }
+    }
+    false
+}
+
+/// Whether a Kimi Code wire's lane choice may flip between `old` and `new`
+/// bytes with a line that depends on it already fed (a legitimate full
+/// extraction).
+fn kimi_lane_flip(old: &[u8], new: &[u8]) -> bool {
+    let has = |b: &[u8], n: &str| memchr_find(b, n.as_bytes());
+    let dependent = has(old, "\"context.append_message\"");
+    dependent
+        && ["\"turn.prompt\"", "\"content.part\""]
+            .iter()
+            .any(|n| !has(old, n) && has(new, n))
+}
+
+fn memchr_find(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
+
+/// Whether the resume from stage `prev` to `now` must really resume.
+fn must_resume(unit: &Unit, prev: &[Option<usize>], now: &[Option<usize>]) -> bool {
+    let fed: Vec<usize> = (0..unit.full.len())
+        .filter(|&i| unit.is_fed(i) && now[i].is_some())
+        .collect();
+    if fed.is_empty() {
+        return false; // a zstd rollout
+    }
+    let slice = |i: usize, s: &[Option<usize>]| &unit.full[i][..s[i].unwrap_or(0)];
+    match unit.orig.source {
+        Source::ClaudeCode => {
+            !shared_uuids(&fed.iter().map(|&i| slice(i, now)).collect::<Vec<_>>())
+        }
+        Source::Kimi => {
+            let code = unit.orig.files[0].ends_with("agents/main/wire.jsonl");
+            let same_files = fed.iter().all(|&i| prev[i].is_some());
+            (code || same_files || fed.len() == 1)
+                && !fed
+                    .iter()
+                    .any(|&i| kimi_lane_flip(slice(i, prev), slice(i, now)))
+        }
+        _ => fed.len() == 1,
+    }
+}
+
+/// Runs every plan of `unit`; returns (resumes, of which really resumed).
+fn check_unit(unit: &Unit, rng: &mut Rng) -> (usize, usize) {
+    let (mut resumes, mut resumed) = (0, 0);
+    for plan in unit.plans(rng) {
+        let mut copy = Copy::new(unit);
+        let mut prev: Option<(Checkpoint, Vec<Option<usize>>)> = None;
+        for stage in &plan {
+            copy.grow(stage);
+            let src = copy.source();
+            let fresh = extract_resumable(&src, &[], None)
+                .unwrap_or_else(|e| panic!("{}: {e}", unit.name()));
+            assert!(!fresh.resumed);
+            assert_eq!(
+                comparable(&fresh.extracted),
+                comparable(&extract::extract(&src).unwrap()),
+                "{}: the resumable path extracts like extract()",
+                unit.name()
+            );
+            let Some((cp, before)) = prev.take() else {
+                prev = fresh
+                    .checkpoint
+                    .as_ref()
+                    .map(|c| (round_trip(c), stage.clone()));
+                continue;
+            };
+            let budget = copy.resume_budget(&cp);
+            let got: Resumed = extract_resumable(&src, &[], Some(&cp))
+                .unwrap_or_else(|e| panic!("{}: {e}", unit.name()));
+            let what = format!("{} {:?} -> {:?}", unit.name(), before, stage);
+            assert_eq!(
+                comparable(&got.extracted),
+                comparable(&fresh.extracted),
+                "{what}: a resume extracts like a full extraction"
+            );
+            assert_eq!(
+                got.checkpoint, fresh.checkpoint,
+                "{what}: a resume ends in the full extraction's state"
+            );
+            resumes += 1;
+            if got.resumed {
+                resumed += 1;
+                assert!(
+                    got.bytes_read <= budget,
+                    "{what}: a resume read {} bytes, more than the {budget} appended",
+                    got.bytes_read
+                );
+            } else {
+                assert!(
+                    !must_resume(unit, &before, stage),
+                    "{what}: fell back to a full extraction"
+                );
+            }
+            prev = got
+                .checkpoint
+                .as_ref()
+                .map(|c| (round_trip(c), stage.clone()));
+        }
+    }
+    (resumes, resumed)
+}
+
+fn check_units(units: Vec<SessionSource>, seed: u64) -> (usize, usize, usize) {
+    let mut rng = Rng(seed);
+    let (mut n, mut resumes, mut resumed) = (0, 0, 0);
+    let only = std::env::var("RESUME_ONLY").unwrap_or_default();
+    for src in units {
+        if !only.is_empty() && !only.split(',').any(|o| o == src.source.as_str()) {
+            continue;
+        }
+        let unit = Unit::new(src);
+        let (a, b) = check_unit(&unit, &mut rng);
+        n += 1;
+        resumes += a;
+        resumed += b;
+    }
+    (n, resumes, resumed)
+}
+
+fn corpus_units() -> Vec<SessionSource> {
+    let shared = golden::shared_dir();
+    let corpus = shared.join("corpus");
+    let mut units = claude::discover(&corpus.join("claude-code"));
+    for path in walk_files(&corpus.join("codex"), 8, &|n| n.ends_with(".jsonl")) {
+        units.push(single(Source::Codex, &path, serde_json::Value::Null));
+    }
+    units.extend(
+        codex::discover(&corpus.join("codex/synthetic"))
+            .into_iter()
+            .filter(|u| !line_fed(&u.files[0])),
+    );
+    for dir in sorted_dirs(&corpus.join("kimi/kimi-code-v1x")) {
+        let mut files = vec![dir.join("agents/main/wire.jsonl"), dir.join("state.json")];
+        for agent in sorted_dirs(&dir.join("agents")) {
+            if !agent.ends_with("main") {
+                files.push(agent.join("wire.jsonl"));
+            }
+        }
+        units.push(SessionSource {
+            source: Source::Kimi,
+            unit: dir.to_string_lossy().into_owned(),
+            files,
+            context: serde_json::json!({"flavor": "code"}),
+        });
+    }
+    for dir in sorted_dirs(&corpus.join("kimi/legacy-kimi-cli")) {
+        units.push(SessionSource {
+            source: Source::Kimi,
+            unit: dir.to_string_lossy().into_owned(),
+            files: vec![dir.join("wire.jsonl"), dir.join("state.json")],
+            context: serde_json::json!({"flavor": "legacy", "cwd": null}),
+        });
+    }
+    for path in walk_files(&corpus.join("pi"), 3, &|n| n.ends_with(".jsonl")) {
+        units.push(single(Source::Pi, &path, serde_json::Value::Null));
+    }
+    units.extend(intendant::discover(&golden::test_path(
+        "fixtures/intendant",
+    )));
+    units
+}
+
+fn single(source: Source, path: &Path, context: serde_json::Value) -> SessionSource {
+    SessionSource {
+        source,
+        unit: path.to_string_lossy().into_owned(),
+        files: vec![path.to_path_buf()],
+        context,
+    }
+}
+
+fn sorted_dirs(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.path())
+                .filter(|p| p.is_dir())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// A generated home (`gen.py`) in a scratch directory.
+fn generated(seed: u32) -> (Scratch, Vec<SessionSource>) {
+    let gen = golden::shared_dir().join("corpus-gen/gen.py");
+    let out = Scratch::new(&format!("resume-gen{seed}"));
+    let status = Command::new("python3")
+        .arg(&gen)
+        .arg("--out")
+        .arg(out.0.join("g"))
+        .args(["--seed", &seed.to_string(), "--sessions", "30"])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .expect("python3");
+    assert!(status.success(), "gen.py failed");
+    let roots = Roots::resolve(&out.0.join("g/home"), |_| None);
+    let units = extract::discover(&roots);
+    (out, units)
+}
+
+fn report(what: &str, (units, resumes, resumed): (usize, usize, usize)) {
+    eprintln!("{what}: {units} units, {resumes} resumes, {resumed} resumed");
+    assert!(units > 0 && resumed > 0, "{what}: nothing was resumed");
+}
+
+#[test]
+fn corpus_units_resume_exactly() {
+    let units = corpus_units();
+    let sources: HashSet<Source> = units.iter().map(|u| u.source).collect();
+    assert_eq!(sources.len(), 5, "every source has corpus units");
+    report("corpus", check_units(units, 1));
+}
+
+#[test]
+fn generated_home_seed_1_resumes_exactly() {
+    let (_dir, units) = generated(1);
+    report("seed 1", check_units(units, 11));
+}
+
+#[test]
+fn generated_home_seed_2_resumes_exactly() {
+    let (_dir, units) = generated(2);
+    report("seed 2", check_units(units, 22));
+}
