@@ -17,7 +17,8 @@ use recall_core::model::Source;
 use recall_host::extract::common::walk_files;
 use recall_host::extract::resume::Checkpoint;
 use recall_host::extract::{
-    self, claude, codex, extract_resumable, intendant, kimi, Extracted, Resumed, Roots, SessionSource,
+    self, claude, codex, extract_resumable, intendant, kimi, Extracted, Resumed, Roots,
+    SessionSource,
 };
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -107,13 +108,6 @@ impl Unit {
 
     fn is_fed(&self, i: usize) -> bool {
         line_fed(&self.orig.files[i])
-    }
-
-    /// Line-fed files (zstd rollouts are never resumed).
-    fn fed_count(&self, present: &[Option<usize>]) -> usize {
-        (0..self.full.len())
-            .filter(|&i| self.is_fed(i) && present[i].is_some())
-            .count()
     }
 
     fn name(&self) -> String {
@@ -313,7 +307,11 @@ fn assert_same(got: &Option<Extracted>, want: &Option<Extracted>, what: &str) {
         return;
     }
     let (Some(g), Some(w)) = (&got, &want) else {
-        panic!("{what}: session {:?} vs {:?}", got.is_some(), want.is_some());
+        panic!(
+            "{what}: session {:?} vs {:?}",
+            got.is_some(),
+            want.is_some()
+        );
     };
     assert_eq!(g.meta, w.meta, "{what}: meta");
     assert_eq!(g.diagnostics, w.diagnostics, "{what}: diagnostics");
@@ -321,11 +319,7 @@ fn assert_same(got: &Option<Extracted>, want: &Option<Extracted>, what: &str) {
     for (i, (a, b)) in g.records.iter().zip(&w.records).enumerate() {
         assert_eq!(a, b, "{what}: record {i}");
     }
-    panic!(
-        "{what}: {} records vs {}",
-        g.records.len(),
-        w.records.len()
-    );
+    panic!("{what}: {} records vs {}", g.records.len(), w.records.len());
 }
 
 /// The checkpoint as the indexer would store and load it.
@@ -363,11 +357,7 @@ fn shared_uuids(files: &[&[u8]]) -> bool {
 /// (a legitimate full extraction): a line that depends on a lane comes
 /// before that lane's needle.
 fn kimi_lane_flip(bytes: &[u8]) -> bool {
-    let at = |n: &str| {
-        bytes
-            .windows(n.len())
-            .position(|w| w == n.as_bytes())
-    };
+    let at = |n: &str| bytes.windows(n.len()).position(|w| w == n.as_bytes());
     let Some(dep) = at("\"context.append_message\"") else {
         return false;
     };
@@ -414,7 +404,10 @@ fn check_unit(unit: &Unit, rng: &mut Rng) -> (usize, usize) {
             assert_same(
                 &fresh.extracted,
                 &extract::extract(&src).unwrap(),
-                &format!("{}: the resumable path extracts like extract()", unit.name()),
+                &format!(
+                    "{}: the resumable path extracts like extract()",
+                    unit.name()
+                ),
             );
             let Some((cp, before)) = prev.take() else {
                 prev = fresh
@@ -592,7 +585,10 @@ fn fixture_units_resume_exactly() {
         resumed += b;
     }
     eprintln!("fixtures: {resumes} resumes, {resumed} resumed");
-    assert!(resumed > 0 && resumed < resumes, "some resume, some fall back");
+    assert!(
+        resumed > 0 && resumed < resumes,
+        "some resume, some fall back"
+    );
 }
 
 #[test]
@@ -605,4 +601,308 @@ fn generated_home_seed_1_resumes_exactly() {
 fn generated_home_seed_2_resumes_exactly() {
     let (_dir, units) = generated(2);
     report("seed 2", check_units(units, 22));
+}
+
+/// A copy of `unit` grown to `stage` and extracted from byte 0.
+fn extracted_copy<'u>(unit: &'u Unit, stage: &[Option<usize>]) -> (Copy<'u>, Resumed) {
+    let mut copy = Copy::new(unit);
+    copy.grow(stage);
+    let r = extract_resumable(&copy.source(), &[], None).unwrap();
+    (copy, r)
+}
+
+/// Resumes `copy` from `cp` and checks it against a full extraction;
+/// returns whether it resumed.
+fn resume_matches(copy: &Copy, cp: &Checkpoint, what: &str) -> bool {
+    let src = copy.source();
+    let got = extract_resumable(&src, &[], Some(cp)).unwrap();
+    let fresh = extract_resumable(&src, &[], None).unwrap();
+    assert_same(&got.extracted, &fresh.extracted, what);
+    got.resumed
+}
+
+fn corpus_unit(source: Source, pick: &dyn Fn(&SessionSource) -> bool) -> Unit {
+    let src = corpus_units()
+        .into_iter()
+        .find(|u| u.source == source && pick(u))
+        .expect("corpus unit");
+    Unit::new(src)
+}
+
+#[test]
+fn a_torn_last_line_is_picked_up_on_resume() {
+    let unit = corpus_unit(Source::Pi, &|u| u.unit.contains("large-session"));
+    let b = boundaries(&unit.full[0]);
+    assert!(b.len() > 6, "a file of several lines");
+    // k complete lines, then half of the next.
+    let k = b.len() / 2;
+    let cut = b[k] + (b[k + 1] - b[k]) / 2;
+    let (mut copy, first) = extracted_copy(&unit, &[Some(cut)]);
+    let cp = first.checkpoint.expect("a checkpoint");
+    assert_eq!(
+        cp.files[0].offset, b[k] as u64,
+        "fed up to the last complete line"
+    );
+    assert_eq!(cp.files[0].lines, k as u64);
+    let x = first.extracted.expect("a session");
+    assert_eq!(x.diagnostics.torn_tails, 1);
+    let records_before = x.records.len();
+    // The writer finishes the line (and the file).
+    copy.grow(&[Some(b[k + 1])]);
+    let src = copy.source();
+    let got = extract_resumable(&src, &[], Some(&cp)).unwrap();
+    assert!(got.resumed);
+    assert_eq!(
+        got.bytes_read,
+        (b[k + 1] - b[k]) as u64,
+        "only the torn line is read again"
+    );
+    let x = got.extracted.expect("a session");
+    assert_eq!(x.diagnostics.torn_tails, 0);
+    assert!(x.records.len() >= records_before);
+    assert_same(
+        &Some(x),
+        &extract_resumable(&src, &[], None).unwrap().extracted,
+        "torn line completed",
+    );
+}
+
+#[test]
+fn ends_bound_what_is_read() {
+    let unit = corpus_unit(Source::ClaudeCode, &|u| u.files.len() > 1);
+    let full: Vec<Option<usize>> = unit.full.iter().map(|f| Some(f.len())).collect();
+    let (copy, _) = extracted_copy(&unit, &full);
+    let src = copy.source();
+    // Read each file only up to a line boundary in its middle.
+    let ends: Vec<u64> = unit
+        .full
+        .iter()
+        .map(|f| {
+            let b = boundaries(f);
+            b[b.len() / 2] as u64
+        })
+        .collect();
+    let bounded = extract_resumable(&src, &ends, None).unwrap();
+    let cp = bounded.checkpoint.clone().expect("a checkpoint");
+    for (f, end) in cp.files.iter().zip(&ends) {
+        assert_eq!(f.offset, *end, "fed exactly up to its end");
+    }
+    assert_eq!(
+        bounded.bytes_read,
+        ends.iter().sum::<u64>(),
+        "nothing past the ends"
+    );
+    // The same as extracting the files cut there.
+    let cut: Vec<Option<usize>> = ends.iter().map(|&e| Some(e as usize)).collect();
+    let mut short = Copy::new(&unit);
+    short.grow(&cut);
+    let mut want = extract_resumable(&short.source(), &[], None)
+        .unwrap()
+        .extracted
+        .expect("a session");
+    let got = bounded.extracted.expect("a session");
+    want.meta.paths = got.meta.paths.clone();
+    assert_same(&Some(got), &Some(want), "ends = files cut at the ends");
+    // Resuming to EOF from the bounded checkpoint.
+    assert!(resume_matches(&copy, &cp, "resume past the ends"));
+}
+
+#[test]
+fn foreign_or_stale_checkpoints_are_ignored() {
+    let pis: Vec<SessionSource> = corpus_units()
+        .into_iter()
+        .filter(|u| u.source == Source::Pi)
+        .collect();
+    let (a, b) = (Unit::new(pis[0].clone()), Unit::new(pis[1].clone()));
+    let full = |u: &Unit| vec![Some(u.full[0].len())];
+    let (_ca, ra) = extracted_copy(&a, &full(&a));
+    let (cb, _) = extracted_copy(&b, &full(&b));
+    let cp_a = ra.checkpoint.expect("a checkpoint");
+    assert!(
+        !resume_matches(&cb, &cp_a, "another unit's checkpoint"),
+        "another unit's checkpoint is not used"
+    );
+    let codex = corpus_unit(Source::Codex, &|u| line_fed(&u.files[0]));
+    let (cc, _) = extracted_copy(&codex, &full(&codex));
+    let mut foreign = cp_a.clone();
+    foreign.files[0].path = cc.path(0);
+    assert!(!resume_matches(
+        &cc,
+        &foreign,
+        "a pi state for a codex unit"
+    ));
+    foreign.source = Source::Codex;
+    assert!(!resume_matches(&cc, &foreign, "a pi state claiming codex"));
+    let (ca2, _) = extracted_copy(&a, &full(&a));
+    let mut own = cp_a.clone();
+    own.files[0].path = ca2.path(0);
+    assert!(
+        resume_matches(&ca2, &own, "its own checkpoint"),
+        "the control resumes"
+    );
+    let mut old = own.clone();
+    old.version += 1;
+    assert!(!resume_matches(&ca2, &old, "another version"));
+    let mut long = own.clone();
+    long.files[0].offset += 1_000_000_000;
+    long.files[0].lines = 0;
+    assert!(!resume_matches(
+        &ca2,
+        &long,
+        "an offset past the end of the file"
+    ));
+    let mut lines = own.clone();
+    lines.files[0].lines = lines.files[0].offset + 1;
+    assert!(!resume_matches(&ca2, &lines, "more lines than bytes"));
+    let mut shrunk = own;
+    let half = a.full[0].len() / 2;
+    std::fs::write(ca2.path(0), &a.full[0][..half]).unwrap();
+    shrunk.files[0].lines = 1;
+    assert!(!resume_matches(
+        &ca2,
+        &shrunk,
+        "a file shorter than its offset"
+    ));
+}
+
+/// A JSON value damaged at random: numbers set to extremes, strings
+/// changed, array elements dropped or repeated, booleans flipped.
+fn damage(v: &mut serde_json::Value, rng: &mut Rng, rate: usize) {
+    use serde_json::Value;
+    let hit = |rng: &mut Rng| rng.below(rate) == 0;
+    match v {
+        Value::Number(_) if hit(rng) => {
+            let pick = [0u64, 1, 2, 7, 1 << 32, u64::MAX / 2, u64::MAX];
+            *v = Value::from(pick[rng.below(pick.len())]);
+        }
+        Value::String(s) if hit(rng) => {
+            *s = ["", "x", "main", "0", "s1"][rng.below(5)].to_string();
+        }
+        Value::Bool(b) if hit(rng) => *b = !*b,
+        Value::Array(items) => {
+            if !items.is_empty() && hit(rng) {
+                let i = rng.below(items.len());
+                if rng.below(2) == 0 {
+                    items.remove(i);
+                } else {
+                    let dup = items[i].clone();
+                    items.push(dup);
+                }
+            }
+            for x in items {
+                damage(x, rng, rate);
+            }
+        }
+        Value::Object(m) => {
+            for x in m.values_mut() {
+                damage(x, rng, rate);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn damaged_checkpoints_never_panic() {
+    let fixtures = golden::test_path("fixtures/resume");
+    let mut units: Vec<SessionSource> = Vec::new();
+    for source in [Source::Codex, Source::Pi, Source::Intendant] {
+        units.extend(
+            corpus_units()
+                .into_iter()
+                .filter(|u| u.source == source)
+                .take(2),
+        );
+    }
+    units.extend(claude::discover(&fixtures.join("claude")));
+    units.extend(kimi::discover_code(&fixtures.join("kimi")));
+    units.extend(
+        corpus_units()
+            .into_iter()
+            .filter(|u| u.source == Source::Kimi && u.files.len() == 2)
+            .take(1),
+    );
+    let mut rng = Rng(7);
+    let mut tried = 0;
+    for src in units {
+        let unit = Unit::new(src);
+        let half: Vec<Option<usize>> = unit
+            .full
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let b = boundaries(f);
+                Some(if unit.is_fed(i) {
+                    b[b.len() / 2]
+                } else {
+                    f.len()
+                })
+            })
+            .collect();
+        let (mut copy, first) = extracted_copy(&unit, &half);
+        let Some(cp) = first.checkpoint else { continue };
+        copy.grow(&unit.full.iter().map(|f| Some(f.len())).collect::<Vec<_>>());
+        let src = copy.source();
+        let fresh = extract_resumable(&src, &[], None).unwrap();
+        let json = serde_json::to_value(&cp).unwrap();
+        for round in 0..150 {
+            let mut bad = json.clone();
+            damage(&mut bad, &mut rng, 2 + round % 40);
+            let Ok(bad) = serde_json::from_value::<Checkpoint>(bad) else {
+                continue;
+            };
+            tried += 1;
+            // Must not panic; a state it does not take means a full read.
+            if let Ok(r) = extract_resumable(&src, &[], Some(&bad)) {
+                if !r.resumed {
+                    assert_same(&r.extracted, &fresh.extracted, "a refused state");
+                }
+            }
+        }
+    }
+    assert!(tried > 500, "only {tried} damaged checkpoints deserialized");
+}
+
+#[test]
+fn intendant_sidecars_are_never_stale() {
+    let unit = Unit::new(
+        intendant::discover(&golden::test_path("fixtures/intendant"))
+            .into_iter()
+            .find(|u| u.unit.ends_with("new-era"))
+            .expect("the new-era fixture"),
+    );
+    let full: Vec<Option<usize>> = unit.full.iter().map(|f| Some(f.len())).collect();
+    let sidecar = |copy: &Copy, name: &str| copy.path(0).parent().unwrap().join("turns").join(name);
+
+    // A sidecar that grows (the live case) keeps its spans: resumed.
+    let (copy, r) = extracted_copy(&unit, &full);
+    let cp = r.checkpoint.expect("a checkpoint");
+    append(&sidecar(&copy, "turn_001_model.txt"), b"more model text\n");
+    assert!(resume_matches(&copy, &cp, "a sidecar appended to"));
+
+    // A span rewritten in place: the stored text is stale, so a full read.
+    let (copy, r) = extracted_copy(&unit, &full);
+    let cp = r.checkpoint.expect("a checkpoint");
+    let p = sidecar(&copy, "turn_002_model.txt");
+    let mut bytes = std::fs::read(&p).unwrap();
+    bytes[3] = if bytes[3] == b'Z' { b'Y' } else { b'Z' };
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    std::fs::write(&p, &bytes).unwrap();
+    assert!(
+        !resume_matches(&copy, &cp, "a span rewritten"),
+        "never stale"
+    );
+
+    // A span that was too short, now complete: a full read finds it.
+    let (copy, _) = extracted_copy(&unit, &full);
+    let p = sidecar(&copy, "turn_003_model.txt");
+    let whole = std::fs::read(&p).unwrap();
+    std::fs::write(&p, &whole[..30]).unwrap();
+    let r = extract_resumable(&copy.source(), &[], None).unwrap();
+    let cp = r.checkpoint.expect("a checkpoint");
+    std::fs::write(&p, &whole).unwrap();
+    assert!(
+        !resume_matches(&copy, &cp, "a short span completed"),
+        "never stale"
+    );
 }

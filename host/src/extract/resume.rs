@@ -176,11 +176,18 @@ fn usable(cp: &Checkpoint, src: &SessionSource) -> bool {
             | (State::Pi(_), Source::Pi)
             | (State::Intendant(_), Source::Intendant)
     );
+    // Every line ends in `\n`: a line count above the offset is garbage;
+    // the tally counts exactly the lines fed.
+    let fed = cp.files.iter().try_fold(0u64, |n, f| {
+        (f.lines <= f.offset).then(|| n.checked_add(f.lines))?
+    });
+    let tally = cp.tally.lines.checked_add(cp.tally.huge_lines);
     cp.version == CHECKPOINT_VERSION
         && cp.source == src.source
         && source_matches
-        // Every line ends in `\n`: a line count above the offset is garbage.
-        && cp.files.iter().all(|f| f.lines <= f.offset)
+        && fed.is_some()
+        && fed == tally
+        && cp.tally.bad_lines <= cp.tally.lines
 }
 
 /// What a source's extraction hands back to [`Call::finish`].
