@@ -127,6 +127,9 @@ pub type Resume = Session;
 
 /// Extracts from byte 0.
 pub(crate) fn scratch(call: &mut Call) -> Result<Outcome, ExtractError> {
+    if call.src.files.is_empty() {
+        return Ok(Outcome::none());
+    }
     let starts = call
         .src
         .files

@@ -122,7 +122,7 @@ impl Session {
         let main = k == 0;
         let l = match line::parse(bytes) {
             Ok(l) => l,
-            Err(bad) => return Ok(!(bad && !bytes.iter().all(u8::is_ascii_whitespace))),
+            Err(bad) => return Ok(!bad || bytes.iter().all(u8::is_ascii_whitespace)),
         };
         if let Some(u) = l.uuid.non_empty() {
             match self.seen.get(u) {

@@ -101,7 +101,7 @@ fn read(call: &mut Call, from: Option<(&[Fed], &Resume)>) -> Result<Option<Outco
                     call.extra_bytes += scanned;
                     feed(call, agent, wire, &Fed::start(path), false)
                 }
-                Err(e) => Err((e, None)),
+                Err(e) => Err(Box::new((e, None))),
             },
         };
         match got {
@@ -110,7 +110,8 @@ fn read(call: &mut Call, from: Option<(&[Fed], &Resume)>) -> Result<Option<Outco
                 fed_out.push(fed);
             }
             Ok(None) => return Ok(None),
-            Err((source, partial)) => {
+            Err(failed) => {
+                let (source, partial) = *failed;
                 if k == 0 {
                     return Err(ExtractError::Io {
                         path: path.clone(),
@@ -145,7 +146,7 @@ fn read(call: &mut Call, from: Option<(&[Fed], &Resume)>) -> Result<Option<Outco
 }
 
 /// A wire's read failure, with what it fed before failing (if anything).
-type Failed = (std::io::Error, Option<Wire>);
+type Failed = Box<(std::io::Error, Option<Wire>)>;
 
 /// Feeds one wire past `from`; `settle` = check its lane choice after
 /// (a resumed or optimistic read). `Ok(None)` = cannot resume exactly.
@@ -176,7 +177,7 @@ fn feed(
     match fed {
         Ok(Some(fed)) if !settle || wire.settle(&torn) => Ok(Some((wire, fed))),
         Ok(_) => Ok(None),
-        Err(e) => Err((e, (lines > 0).then_some(wire))),
+        Err(e) => Err(Box::new((e, (lines > 0).then_some(wire)))),
     }
 }
 

@@ -165,8 +165,14 @@ impl Wire {
             if !(under_false || under_true) {
                 continue; // nothing depended on it
             }
-            // A skipped over-long line may hold the needle: unknown.
-            if (!now && self.opaque) || (now && under_false) || (!now && under_true) {
+            // Decided by the other value, or unknown (a skipped over-long
+            // line may hold the needle).
+            let wrong = if now {
+                under_false
+            } else {
+                under_true || self.opaque
+            };
+            if wrong {
                 return false;
             }
         }
