@@ -14,7 +14,8 @@ mod line;
 mod session;
 
 use super::common::{for_each_line_in, walk_files};
-use super::{Diagnostics, ExtractError, Extracted, SessionSource};
+use super::resume::{self, Call, Fed, Outcome};
+use super::{ExtractError, Extracted, SessionSource};
 use recall_core::model::Source;
 use std::collections::HashMap;
 use std::fs::File;
@@ -102,8 +103,16 @@ fn read_session_index(path: &Path) -> HashMap<String, String> {
 
 /// Extracts one rollout file.
 pub fn extract(src: &SessionSource) -> Result<Option<Extracted>, ExtractError> {
-    let Some(path) = src.files.first() else {
-        return Ok(None);
+    super::resume::run(src, &[], None, false).map(|r| r.extracted)
+}
+
+/// A rollout's state for resuming ([`super::resume`]).
+pub type Resume = session::Session;
+
+/// Extracts from byte 0 (a `.jsonl.zst` is decoded whole and never resumed).
+pub(crate) fn scratch(call: &mut Call) -> Result<Outcome, ExtractError> {
+    let Some(path) = call.src.files.first() else {
+        return Ok(Outcome::none());
     };
     let io_err = |e| ExtractError::Io {
         path: path.clone(),
@@ -113,36 +122,74 @@ pub fn extract(src: &SessionSource) -> Result<Option<Extracted>, ExtractError> {
     if file.metadata().map_err(io_err)?.is_dir() {
         return Err(io_err(std::io::Error::other("is a directory")));
     }
-    let mut diag = Diagnostics::default();
-    let mut s = session::Session::default();
-    let mut f = |l: super::common::Line<'_>| s.line(l.no, l.bytes);
-    if is_zst(path) {
-        let decoder = zstd::stream::read::Decoder::new(file).map_err(io_err)?;
-        for_each_line_in(
-            BufReader::with_capacity(256 << 10, decoder),
-            0,
-            0,
-            &mut diag,
-            &mut f,
-        )
-    } else {
-        for_each_line_in(
-            BufReader::with_capacity(256 << 10, file),
-            0,
-            0,
-            &mut diag,
-            &mut f,
-        )
+    if !is_zst(path) {
+        drop(file);
+        return run(call, session::Session::default(), &Fed::start(path))?
+            .ok_or_else(|| io_err(std::io::Error::other("cannot read")));
     }
+    let mut s = session::Session::default();
+    let decoder = zstd::stream::read::Decoder::new(file).map_err(io_err)?;
+    for_each_line_in(
+        BufReader::with_capacity(256 << 10, decoder),
+        0,
+        0,
+        &mut call.diag,
+        &mut |l| s.line(l.no, l.bytes),
+    )
     .map_err(io_err)?;
-    let index_title = |id: &str| {
-        src.context
-            .get("session_index")
-            .and_then(|m| m.get(id))
-            .and_then(|t| t.as_str())
-            .map(str::to_string)
-    };
-    Ok(s.finish(path, index_title, diag))
+    call.diag.bad_lines += s.take_bad_lines();
+    Ok(Outcome {
+        extracted: s.finish(path, |id| index_title(call.src, id)),
+        files: Vec::new(),
+        state: None,
+    })
+}
+
+/// Continues from a checkpoint; `Ok(None)` = cannot resume exactly.
+pub(crate) fn resume(
+    call: &mut Call,
+    files: &[Fed],
+    state: &session::Session,
+) -> Result<Option<Outcome>, ExtractError> {
+    match (files, call.src.files.first()) {
+        ([fed], Some(path)) if fed.path == *path && !is_zst(path) && state.check() => {
+            run(call, state.clone(), fed)
+        }
+        _ => Ok(None),
+    }
+}
+
+fn run(
+    call: &mut Call,
+    mut s: session::Session,
+    from: &Fed,
+) -> Result<Option<Outcome>, ExtractError> {
+    let fed = call
+        .feed(from, &mut |l| s.line(l.no, l.bytes), &mut |_| {})
+        .map_err(|source| ExtractError::Io {
+            path: from.path.clone(),
+            source,
+        })?;
+    let Some(fed) = fed else { return Ok(None) };
+    call.diag.bad_lines += s.take_bad_lines();
+    let state = call.want.then(|| {
+        s.seal();
+        resume::State::Codex(Box::new(s.clone()))
+    });
+    Ok(Some(Outcome {
+        extracted: s.finish(&fed.path, |id| index_title(call.src, id)),
+        files: vec![fed],
+        state,
+    }))
+}
+
+/// The `session_index.jsonl` title discovery handed over for `id`.
+fn index_title(src: &SessionSource, id: &str) -> Option<String> {
+    src.context
+        .get("session_index")
+        .and_then(|m| m.get(id))
+        .and_then(|t| t.as_str())
+        .map(str::to_string)
 }
 
 #[cfg(test)]

@@ -52,12 +52,61 @@ pub fn for_each_line(
 
 /// [`for_each_line`] over any reader (e.g. a zstd decoder).
 pub fn for_each_line_in(
-    mut reader: impl BufRead,
+    reader: impl BufRead,
     start: u64,
     first_line_no: u64,
     diag: &mut Diagnostics,
     f: &mut dyn FnMut(Line<'_>),
 ) -> io::Result<u64> {
+    read_lines(reader, start, first_line_no, diag, f, &mut |_| {}).map(|stop| stop.offset)
+}
+
+/// Where reading a line-fed file stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stop {
+    /// Offset just past the last complete line.
+    pub offset: u64,
+    /// Number of the last complete line (huge lines included).
+    pub lines: u64,
+}
+
+/// Reads `path` from byte `start` (where line `first_line_no` + 1 begins)
+/// up to byte `end` (exclusive; `None` = to EOF), like [`for_each_line`].
+/// `torn` receives the bytes of a torn final line (unless it is over the
+/// line cap). Bytes past `end` are never read.
+pub fn feed_lines(
+    path: &Path,
+    start: u64,
+    first_line_no: u64,
+    end: Option<u64>,
+    diag: &mut Diagnostics,
+    f: &mut dyn FnMut(Line<'_>),
+    torn: &mut dyn FnMut(&[u8]),
+) -> io::Result<Stop> {
+    let mut file = File::open(path)?;
+    if start > 0 {
+        io::Seek::seek(&mut file, io::SeekFrom::Start(start))?;
+    }
+    let limit = end.map_or(u64::MAX, |e| e.saturating_sub(start));
+    read_lines(
+        BufReader::with_capacity(256 << 10, file.take(limit)),
+        start,
+        first_line_no,
+        diag,
+        f,
+        torn,
+    )
+}
+
+/// The line loop of [`for_each_line_in`] and [`feed_lines`].
+fn read_lines(
+    mut reader: impl BufRead,
+    start: u64,
+    first_line_no: u64,
+    diag: &mut Diagnostics,
+    f: &mut dyn FnMut(Line<'_>),
+    torn: &mut dyn FnMut(&[u8]),
+) -> io::Result<Stop> {
     let mut buf: Vec<u8> = Vec::new();
     let mut offset = start;
     let mut no = first_line_no;
@@ -70,9 +119,12 @@ pub fn for_each_line_in(
         diag.bytes += n as u64;
         if !complete {
             diag.torn_tails += 1;
+            if !oversize {
+                torn(&buf);
+            }
             break;
         }
-        no += 1;
+        no = no.saturating_add(1);
         if oversize {
             diag.huge_lines += 1;
         } else {
@@ -85,7 +137,7 @@ pub fn for_each_line_in(
         }
         offset += n as u64;
     }
-    Ok(offset)
+    Ok(Stop { offset, lines: no })
 }
 
 /// Reads one line into `buf` (with its `\n`), but stops storing bytes past

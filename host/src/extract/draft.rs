@@ -11,18 +11,21 @@ use super::lenient::{drain_map, drain_seq, Str};
 use super::{Diagnostics, Extracted};
 use recall_core::model::{Locator, Mark, MessageRecord, Parent, Role, SessionMeta, Source};
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::fmt;
 
 /// How a draft will be located once its text is final.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Loc {
     /// `native_event{line_no, content_hash16}`.
+    #[serde(rename = "e")]
     Event(u64),
     /// `native_message_id{message_id}`.
+    #[serde(rename = "m")]
     MessageId(String),
     /// `native_sidecar_span{file, offset, len, content_hash16}`.
+    #[serde(rename = "s")]
     Sidecar {
         /// Sidecar path relative to the session directory.
         file: String,
@@ -33,23 +36,38 @@ pub enum Loc {
     },
 }
 
-/// One record in the making.
-#[derive(Clone, Debug)]
+/// One record in the making. Serialized (with short field names) inside
+/// resume checkpoints.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Draft {
     /// Who said it.
+    #[serde(rename = "r")]
     pub role: Role,
     /// Epoch ms, `None` when the source line had no usable timestamp.
+    #[serde(rename = "t", default, skip_serializing_if = "Option::is_none")]
     pub ts: Option<i64>,
-    /// Full, uncapped text.
+    /// Full, uncapped text (already capped when `full_hash` is set).
+    #[serde(rename = "x")]
     pub text: String,
     /// Where it lives.
+    #[serde(rename = "l")]
     pub loc: Loc,
     /// Native message seq.
+    #[serde(rename = "q", default, skip_serializing_if = "Option::is_none")]
     pub seq: Option<u64>,
     /// Id used by `record_ids` marks.
+    #[serde(rename = "i", default, skip_serializing_if = "Option::is_none")]
     pub item_id: Option<String>,
     /// Indexed under a parent session.
+    #[serde(rename = "s", default, skip_serializing_if = "std::ops::Not::not")]
     pub subagent: bool,
+    /// Set by [`Draft::seal`]: `text` is already cut to the tool cap.
+    #[serde(rename = "c", default, skip_serializing_if = "std::ops::Not::not")]
+    pub capped: bool,
+    /// With `capped`, the `content_hash16` of the full text when the
+    /// locator carries one.
+    #[serde(rename = "h", default, skip_serializing_if = "Option::is_none")]
+    pub full_hash: Option<String>,
 }
 
 impl Draft {
@@ -63,12 +81,40 @@ impl Draft {
             seq: None,
             item_id: None,
             subagent: false,
+            capped: false,
+            full_hash: None,
         }
     }
 
     /// True for user and assistant drafts.
     pub fn is_prose(&self) -> bool {
         self.role != Role::Tool
+    }
+
+    /// `content_hash16` of the full text (prose is never sealed).
+    pub fn hash16(&self) -> String {
+        match &self.full_hash {
+            Some(h) => h.clone(),
+            None => content_hash16(&self.text),
+        }
+    }
+
+    /// Cuts a tool row whose text can no longer change to the tool cap,
+    /// keeping the full text's hash where the locator needs it, so a
+    /// checkpoint does not carry text no record will show. Finishing a
+    /// sealed draft gives the same record as finishing it unsealed. Prose is
+    /// never sealed (titles, blank checks and joins read its whole text).
+    pub fn seal(&mut self) {
+        if self.role != Role::Tool || self.capped {
+            return;
+        }
+        if let (capped, true) = cap_tool(&self.text) {
+            if !matches!(self.loc, Loc::MessageId(_)) {
+                self.full_hash = Some(content_hash16(&self.text));
+            }
+            self.text = capped;
+            self.capped = true;
+        }
     }
 }
 
@@ -121,17 +167,25 @@ pub fn finish(drafts: Vec<Draft>, fallback_ts: i64) -> (Vec<MessageRecord>, Summ
         let locator = match d.loc {
             Loc::Event(line_no) => Locator::NativeEvent {
                 line_no,
-                content_hash16: content_hash16(&d.text),
+                content_hash16: d
+                    .full_hash
+                    .clone()
+                    .unwrap_or_else(|| content_hash16(&d.text)),
             },
             Loc::MessageId(message_id) => Locator::NativeMessageId { message_id },
             Loc::Sidecar { file, offset, len } => Locator::NativeSidecarSpan {
                 file,
                 offset,
                 len,
-                content_hash16: content_hash16(&d.text),
+                content_hash16: d
+                    .full_hash
+                    .clone()
+                    .unwrap_or_else(|| content_hash16(&d.text)),
             },
         };
-        let (text, truncated) = if d.role != Role::Tool {
+        let (text, truncated) = if d.capped {
+            (d.text, true)
+        } else if d.role != Role::Tool {
             cap_owned(d.text, cap_prose)
         } else {
             cap_owned(d.text, cap_tool)

@@ -13,6 +13,9 @@ pub mod intendant;
 pub mod kimi;
 pub mod lenient;
 pub mod pi;
+pub mod resume;
+
+pub use resume::{extract_resumable, Checkpoint, Fed, Resumed, State};
 
 use recall_core::model::{Mark, MessageRecord, SessionMeta, Source};
 use serde::{Deserialize, Serialize};
@@ -162,11 +165,5 @@ pub fn discover(roots: &Roots) -> Vec<SessionSource> {
 /// Extracts one session. `Ok(None)` = the unit yields no session (e.g. an
 /// Intendant wrapper log, a Claude file with no session lines).
 pub fn extract(src: &SessionSource) -> Result<Option<Extracted>, ExtractError> {
-    match src.source {
-        Source::ClaudeCode => claude::extract(src),
-        Source::Codex => codex::extract(src),
-        Source::Kimi => kimi::extract(src),
-        Source::Pi => pi::extract(src),
-        Source::Intendant => intendant::extract(src),
-    }
+    resume::run(src, &[], None, false).map(|r| r.extracted)
 }

@@ -18,9 +18,10 @@ use super::draft::{
     TextOrParts, Ts,
 };
 use super::lenient::{Obj, Str};
+use super::resume::{self, Call, Fed, Outcome};
 use super::{Diagnostics, ExtractError, Extracted, SessionSource};
 use recall_core::model::{session_key, Mark, Parent, Relation, Role, Source};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -57,55 +58,73 @@ pub fn discover(root: &Path) -> Vec<SessionSource> {
 
 /// Extracts one pi session file.
 pub fn extract(src: &SessionSource) -> Result<Option<Extracted>, ExtractError> {
-    let Some(path) = src.files.first() else {
-        return Ok(None);
-    };
-    let mut diag = Diagnostics::default();
-    let mut s = State::default();
-    let mut bad = 0u64;
-    for_each_line(path, 0, 0, &mut diag, |line| {
-        if !s.line(line.bytes, line.no) && !blank(&String::from_utf8_lossy(line.bytes)) {
-            bad += 1;
-        }
-    })
-    .map_err(|source| ExtractError::Io {
-        path: path.clone(),
-        source,
-    })?;
-    diag.bad_lines += bad;
+    super::resume::run(src, &[], None, false).map(|r| r.extracted)
+}
 
-    let marks = s.branch_mark();
-    let Some(session_id) =
-        s.id.clone()
-            .filter(|id| !id.is_empty())
-            .or_else(|| id_from_file_name(path))
-    else {
-        return Ok(None);
+/// A pi file's state for resuming ([`super::resume`]).
+pub type Resume = State;
+
+/// Extracts from byte 0.
+pub(crate) fn scratch(call: &mut Call) -> Result<Outcome, ExtractError> {
+    let Some(path) = call.src.files.first() else {
+        return Ok(Outcome::none());
     };
-    let path_str = path.to_string_lossy().into_owned();
-    let header = Header {
-        source: Source::Pi,
-        session_id,
-        title: s.title.take(),
-        cwd: s.cwd.take(),
-        branch: None,
-        parent: s
-            .parent
-            .take()
-            .and_then(|p| parent_id(&p))
-            .map(|id| Parent {
-                key: session_key(Source::Pi, &id),
-                relation: Relation::Fork,
-            }),
-        resume: Some(format!("pi --session {}", shell_quote(&path_str))),
-        paths: vec![path_str],
-    };
-    Ok(assemble(header, s.drafts, marks, diag, mtime_ms(path)))
+    let from = Fed::start(path);
+    run(call, State::default(), &from)?.ok_or_else(|| io_error(path, "cannot read"))
+}
+
+/// Continues from a checkpoint; `Ok(None)` = cannot resume exactly.
+pub(crate) fn resume(
+    call: &mut Call,
+    files: &[Fed],
+    state: &State,
+) -> Result<Option<Outcome>, ExtractError> {
+    match (files, call.src.files.first()) {
+        ([fed], Some(path)) if fed.path == *path => run(call, state.clone(), fed),
+        _ => Ok(None),
+    }
+}
+
+fn io_error(path: &Path, what: &str) -> ExtractError {
+    ExtractError::Io {
+        path: path.to_path_buf(),
+        source: std::io::Error::other(what.to_string()),
+    }
+}
+
+fn run(call: &mut Call, mut s: State, from: &Fed) -> Result<Option<Outcome>, ExtractError> {
+    let path = from.path.clone();
+    let mut bad = 0u64;
+    let fed = call
+        .feed(
+            from,
+            &mut |line| {
+                if !s.line(line.bytes, line.no) && !blank(&String::from_utf8_lossy(line.bytes)) {
+                    bad += 1;
+                }
+            },
+            &mut |_| {},
+        )
+        .map_err(|source| ExtractError::Io {
+            path: path.clone(),
+            source,
+        })?;
+    let Some(fed) = fed else { return Ok(None) };
+    call.diag.bad_lines += bad;
+    let state = call.want.then(|| {
+        s.drafts.iter_mut().for_each(Draft::seal);
+        resume::State::Pi(Box::new(s.clone()))
+    });
+    Ok(Some(Outcome {
+        extracted: s.finish(&path),
+        files: vec![fed],
+        state,
+    }))
 }
 
 /// Streaming state of one file.
-#[derive(Default)]
-struct State {
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct State {
     id: Option<String>,
     cwd: Option<String>,
     parent: Option<String>,
@@ -278,6 +297,41 @@ impl State {
             }
             _ => {}
         }
+    }
+
+    /// The session (`None` without a single record or an id).
+    fn finish(mut self, path: &Path) -> Option<Extracted> {
+        let marks = self.branch_mark();
+        let session_id = self
+            .id
+            .clone()
+            .filter(|id| !id.is_empty())
+            .or_else(|| id_from_file_name(path))?;
+        let path_str = path.to_string_lossy().into_owned();
+        let header = Header {
+            source: Source::Pi,
+            session_id,
+            title: self.title.take(),
+            cwd: self.cwd.take(),
+            branch: None,
+            parent: self
+                .parent
+                .take()
+                .and_then(|p| parent_id(&p))
+                .map(|id| Parent {
+                    key: session_key(Source::Pi, &id),
+                    relation: Relation::Fork,
+                }),
+            resume: Some(format!("pi --session {}", shell_quote(&path_str))),
+            paths: vec![path_str],
+        };
+        assemble(
+            header,
+            self.drafts,
+            marks,
+            Diagnostics::default(),
+            mtime_ms(path),
+        )
     }
 
     /// One `record_ids` mark over the records whose entry is off the active

@@ -7,21 +7,83 @@
 //! When the path cannot be resolved (a parent that is not in the file, a
 //! cycle), nothing is marked.
 
+use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 
 /// One uuid-bearing main-file line.
-#[derive(Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 struct Node {
     parent: Option<String>,
     ts: i64,
     conversational: bool,
 }
 
-/// The parent tree of a session's main file.
-#[derive(Debug, Default)]
+/// The parent tree of a session's main file. Serialized (in resume
+/// checkpoints) as its nodes with their uuids, a parent that is a node
+/// written as the node's index.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "Repr", into = "Repr")]
 pub struct Tree {
     nodes: Vec<Node>,
     index: HashMap<String, usize>,
+}
+
+/// A node as serialized: uuid, parent, ts, conversational.
+type ReprNode = (String, Option<Link>, i64, bool);
+
+#[derive(Serialize, Deserialize)]
+struct Repr(Vec<ReprNode>);
+
+/// A parent: a node's index, or a uuid that is no node.
+#[derive(Serialize, Deserialize)]
+#[serde(untagged)]
+enum Link {
+    Node(usize),
+    Uuid(String),
+}
+
+impl From<Tree> for Repr {
+    fn from(t: Tree) -> Repr {
+        let mut uuids = vec![String::new(); t.nodes.len()];
+        for (u, &i) in &t.index {
+            if let Some(slot) = uuids.get_mut(i) {
+                slot.clone_from(u);
+            }
+        }
+        let nodes = t
+            .nodes
+            .into_iter()
+            .zip(uuids)
+            .map(|(n, uuid)| {
+                let parent = n.parent.map(|p| match t.index.get(&p) {
+                    Some(&i) => Link::Node(i),
+                    None => Link::Uuid(p),
+                });
+                (uuid, parent, n.ts, n.conversational)
+            })
+            .collect();
+        Repr(nodes)
+    }
+}
+
+impl From<Repr> for Tree {
+    fn from(r: Repr) -> Tree {
+        let uuids: Vec<String> = r.0.iter().map(|n| n.0.clone()).collect();
+        let mut t = Tree::default();
+        for (uuid, parent, ts, conversational) in r.0 {
+            let parent = parent.and_then(|p| match p {
+                Link::Node(i) => uuids.get(i).cloned(),
+                Link::Uuid(u) => Some(u),
+            });
+            t.index.entry(uuid).or_insert(t.nodes.len());
+            t.nodes.push(Node {
+                parent,
+                ts,
+                conversational,
+            });
+        }
+        t
+    }
 }
 
 impl Tree {

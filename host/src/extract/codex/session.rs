@@ -12,6 +12,7 @@ use crate::extract::common::iso_ms;
 use crate::extract::draft::{finish, Draft, Loc};
 use crate::extract::{Diagnostics, Extracted};
 use recall_core::model::{AnchorPosition, Mark, Parent, Relation, Role, SessionMeta, Source};
+use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::path::Path;
 
@@ -29,7 +30,7 @@ const INJECTIONS: [&str; 9] = [
 ];
 
 /// Which lane a candidate record came from.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 enum Lane {
     /// `event_msg/user_message`.
     UserEvent,
@@ -44,13 +45,14 @@ enum Lane {
 }
 
 /// A mark whose `at` is still a position among the candidates.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 enum PendingMark {
     Turns(u64),
     Anchor(String, AnchorPosition),
 }
 
-/// Streaming state.
-#[derive(Default)]
+/// Streaming state (serialized in resume checkpoints).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Session {
     candidates: Vec<(Lane, Draft)>,
     marks: Vec<(usize, PendingMark)>,
@@ -66,6 +68,24 @@ pub struct Session {
 }
 
 impl Session {
+    /// Whether a deserialized state is consistent (marks point at
+    /// candidates).
+    pub fn check(&self) -> bool {
+        self.marks
+            .iter()
+            .all(|(pos, _)| *pos <= self.candidates.len())
+    }
+
+    /// The bad lines counted since the last call.
+    pub fn take_bad_lines(&mut self) -> u64 {
+        std::mem::take(&mut self.bad_lines)
+    }
+
+    /// Cuts tool rows to the tool cap (they never change once pushed).
+    pub fn seal(&mut self) {
+        self.candidates.iter_mut().for_each(|(_, d)| d.seal());
+    }
+
     /// Feeds one complete line (`no` = 1-based line number).
     pub fn line(&mut self, no: u64, bytes: &[u8]) {
         if (no == 1 || self.bare) && self.bare_line(no, bytes) {
@@ -276,10 +296,8 @@ impl Session {
         self,
         path: &Path,
         index_title: impl Fn(&str) -> Option<String>,
-        mut diag: Diagnostics,
     ) -> Option<Extracted> {
         let id = self.id?;
-        diag.bad_lines += self.bad_lines;
         let has = |lane| self.candidates.iter().any(|(l, _)| *l == lane);
         let user_lane = if has(Lane::UserEvent) {
             Lane::UserEvent
@@ -339,7 +357,7 @@ impl Session {
             meta,
             records,
             marks,
-            diagnostics: diag,
+            diagnostics: Diagnostics::default(),
         })
     }
 }

@@ -5,11 +5,12 @@
 //! offset `created_at` carries.
 
 use crate::extract::common::iso_ms;
+use serde::{Deserialize, Serialize};
 
 const DAY_MS: i64 = 86_400_000;
 
 /// Dates legacy rows of one log, in file order.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Dating {
     /// UTC epoch ms of local midnight of the `created_at` date.
     base: Option<i64>,

@@ -4,15 +4,15 @@
 //! (`conversation_message` rows and `conversation_rewound` cuts).
 
 use super::Row;
-use crate::extract::common::content_hash16;
 use crate::extract::draft::{blank, Draft, Loc};
 use recall_core::model::{Mark, Role};
+use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
 /// The legacy lane of one log, buffered until the log says whether it has
 /// one (an epoch closes it; a `conversation_message` without an epoch
 /// drops it).
-#[derive(Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Legacy {
     /// Records in source order; `None` = a steer not (yet) delivered.
     slots: Vec<Option<Draft>>,
@@ -22,6 +22,13 @@ pub struct Legacy {
 }
 
 impl Legacy {
+    /// Whether a deserialized lane is consistent (steers point at slots).
+    pub fn check(&self) -> bool {
+        self.steers
+            .values()
+            .all(|(slot, _)| *slot < self.slots.len())
+    }
+
     /// Reads one legacy-era row dated `ts`. `span` is the sidecar text of
     /// a `model_response` row (text, file, offset, len).
     pub fn row(
@@ -93,7 +100,7 @@ impl Legacy {
     /// record without a seq that has that role and full-text hash).
     pub fn close(self, mapping: &[serde_json::Value]) -> Vec<Draft> {
         let mut drafts: Vec<Draft> = self.slots.into_iter().flatten().collect();
-        let hashes: Vec<String> = drafts.iter().map(|d| content_hash16(&d.text)).collect();
+        let hashes: Vec<String> = drafts.iter().map(Draft::hash16).collect();
         for m in mapping {
             let Some([seq, role, hash]) = m
                 .as_array()
@@ -163,7 +170,7 @@ fn strip_attachments(text: &str) -> &str {
 }
 
 /// The message lane: `conversation_message` drafts and rewind cuts.
-#[derive(Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Messages {
     drafts: Vec<Draft>,
     marks: Vec<Mark>,

@@ -41,6 +41,11 @@ impl Sidecars {
         }
     }
 
+    /// `rel` joined to the log directory, unchecked (for fingerprints).
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.dir.join(rel)
+    }
+
     /// The checked absolute path of `rel`: relative, no `..`, and (after
     /// resolving symlinks) inside the log directory.
     pub fn resolve(&self, rel: &str) -> Result<PathBuf, SpanError> {

@@ -11,62 +11,208 @@
 //! compaction or clear) with a `record_ids` mark. Sub-agent wires follow the
 //! main wire, their records flagged `subagent`.
 
-use crate::extract::common::{for_each_line, read_small};
-use crate::extract::draft::{
-    assemble, blank, mtime_ms, parse_line, sniff_type, tool_call_text, value_text, Draft, Header,
-    Loc, Part, TextOrParts, Ts,
-};
-use crate::extract::lenient::{Obj, Str, Uint};
-use crate::extract::{Diagnostics, ExtractError, Extracted, SessionSource};
-use recall_core::model::{Mark, Parent, Relation, Role, Source};
-use serde::Deserialize;
-use std::collections::HashMap;
-use std::io::Read;
-use std::path::Path;
+use super::wire::{Agent, Wire};
+use crate::extract::draft::{assemble, mtime_ms, Header};
+use crate::extract::resume::{self, align, Call, Fed, Outcome};
+use crate::extract::{Diagnostics, ExtractError};
+use recall_core::model::{Mark, Parent, Relation, Source};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
 
-/// Extracts one Kimi Code session (`files[0]` = `agents/main/wire.jsonl`).
-pub fn extract(src: &SessionSource) -> Result<Option<Extracted>, ExtractError> {
-    let Some(main) = src.files.first() else {
+/// A session's state for resuming ([`super::super::resume`]): one state per
+/// wire, in feed order (main first).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Resume {
+    wires: Vec<Wire>,
+}
+
+/// Extracts from byte 0.
+pub(crate) fn scratch(call: &mut Call) -> Result<Outcome, ExtractError> {
+    Ok(read(call, None)?.unwrap_or_else(Outcome::none))
+}
+
+/// Continues from a checkpoint; `Ok(None)` = cannot resume exactly. Any
+/// wire may have grown and new sub-agent wires may have appeared anywhere
+/// (wires are independent); a wire whose lane choice flips after a line it
+/// decided is read again from byte 0, and so is the whole session.
+pub(crate) fn resume(
+    call: &mut Call,
+    files: &[Fed],
+    state: &Resume,
+) -> Result<Option<Outcome>, ExtractError> {
+    if files.len() != state.wires.len() || !state.wires.iter().all(Wire::check) {
+        return Ok(None);
+    }
+    read(call, Some((files, state)))
+}
+
+/// The unit's wires in feed order: the main wire, then every other
+/// `wire.jsonl` (`state.json` is read whole, apart).
+fn wires(call: &Call) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = call.src.files.iter().take(1).cloned().collect();
+    v.extend(
+        call.src
+            .files
+            .iter()
+            .skip(1)
+            .filter(|f| f.file_name().is_some_and(|n| n == "wire.jsonl"))
+            .cloned(),
+    );
+    v
+}
+
+fn read(call: &mut Call, from: Option<(&[Fed], &Resume)>) -> Result<Option<Outcome>, ExtractError> {
+    let paths = wires(call);
+    let Some(main) = paths.first().cloned() else {
         return Ok(None);
     };
+    let mut olds: Vec<Option<(Fed, Wire)>> = vec![None; paths.len()];
+    if let Some((fed, state)) = from {
+        let refs: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
+        let Some(map) = align(fed, &refs) else {
+            return Ok(None);
+        };
+        if map.first() != Some(&Some(0)) {
+            return Ok(None); // the main wire is not the one fed first
+        }
+        for (k, old) in map.into_iter().enumerate() {
+            olds[k] = old.map(|i| (fed[i].clone(), state.wires[i].clone()));
+        }
+    }
+    let resuming = from.is_some();
+    let (mut wires, mut fed_out, mut broken) = (Vec::new(), Vec::new(), false);
+    for (k, (path, old)) in paths.iter().zip(olds).enumerate() {
+        let name = path
+            .parent()
+            .and_then(Path::file_name)
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let agent = Agent {
+            name: if k == 0 { "main" } else { &name },
+            subagent: k > 0,
+        };
+        let was_fed = old.is_some();
+        let got = match old {
+            Some((fed, wire)) => feed(call, agent, wire, &fed, true),
+            // A new wire in a resumed call is read optimistically too.
+            None if resuming => feed(call, agent, Wire::default(), &Fed::start(path), true),
+            None => match Wire::scanned(path, call.end_of(path)) {
+                Ok((wire, scanned)) => {
+                    call.extra_bytes += scanned;
+                    feed(call, agent, wire, &Fed::start(path), false)
+                }
+                Err(e) => Err(Box::new((e, None))),
+            },
+        };
+        match got {
+            Ok(Some((wire, fed))) => {
+                wires.push(wire);
+                fed_out.push(fed);
+            }
+            Ok(None) => return Ok(None),
+            Err(failed) => {
+                let (source, partial) = *failed;
+                if k == 0 {
+                    return Err(ExtractError::Io {
+                        path: path.clone(),
+                        source,
+                    });
+                }
+                if was_fed {
+                    return Ok(None); // the full read reports it
+                }
+                call.diag
+                    .unreadable
+                    .push(format!("{}: {source}", path.display()));
+                if let Some(w) = partial {
+                    broken = true; // lines fed before the failure count, untracked
+                    wires.push(w);
+                }
+            }
+        }
+    }
+    let state = (call.want && !broken).then(|| {
+        wires.iter_mut().for_each(Wire::seal);
+        resume::State::KimiCode(Box::new(Resume {
+            wires: wires.clone(),
+        }))
+    });
+    let extracted = finish(call, &main, wires);
+    Ok(Some(Outcome {
+        extracted,
+        files: fed_out,
+        state,
+    }))
+}
+
+/// A wire's read failure, with what it fed before failing (if anything).
+type Failed = Box<(std::io::Error, Option<Wire>)>;
+
+/// Feeds one wire past `from`; `settle` = check its lane choice after
+/// (a resumed or optimistic read). `Ok(None)` = cannot resume exactly.
+fn feed(
+    call: &mut Call,
+    agent: Agent,
+    mut wire: Wire,
+    from: &Fed,
+    settle: bool,
+) -> Result<Option<(Wire, Fed)>, Failed> {
+    let track = call.want || settle;
+    let huge = call.diag.huge_lines;
+    let (mut bad, mut lines, mut torn) = (0u64, 0u64, Vec::new());
+    let fed = call.feed(
+        from,
+        &mut |line| {
+            lines += 1;
+            if !wire.line(agent, &line, track) {
+                bad += 1;
+            }
+        },
+        &mut |t| torn = t.to_vec(),
+    );
+    call.diag.bad_lines += bad;
+    if call.diag.huge_lines > huge {
+        wire.skipped_huge();
+    }
+    match fed {
+        Ok(Some(fed)) if !settle || wire.settle(&torn) => Ok(Some((wire, fed))),
+        Ok(_) => Ok(None),
+        Err(e) => Err(Box::new((e, (lines > 0).then_some(wire)))),
+    }
+}
+
+/// The session: the wires' records in feed order (marks shifted to count
+/// every earlier wire's records), `state.json` read now.
+fn finish(call: &mut Call, main: &Path, wires: Vec<Wire>) -> Option<crate::extract::Extracted> {
     // <session>/agents/main/wire.jsonl
     let session_dir = main.parent().and_then(Path::parent).and_then(Path::parent);
     let session_id = session_dir
         .and_then(Path::file_name)
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let state = src
+    let state_path = call
+        .src
         .files
         .iter()
         .find(|f| f.file_name().is_some_and(|n| n == "state.json"))
-        .map(|p| read_state(p))
-        .unwrap_or_default();
-
-    let mut diag = Diagnostics::default();
-    let mut out = Wires::default();
-    let mut main_cwd = None;
-    read_wire(main, "main", false, &mut out, &mut diag, &mut main_cwd).map_err(|source| {
-        ExtractError::Io {
-            path: main.clone(),
-            source,
-        }
-    })?;
-    for wire in src.files.iter().skip(1) {
-        if wire.file_name().is_none_or(|n| n != "wire.jsonl") {
-            continue;
-        }
-        let agent = wire
-            .parent()
-            .and_then(Path::file_name)
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let mut ignored = None;
-        if let Err(e) = read_wire(wire, &agent, true, &mut out, &mut diag, &mut ignored) {
-            diag.unreadable.push(format!("{}: {e}", wire.display()));
-        }
+        .cloned();
+    let state = state_path.map(|p| read_state(call, &p)).unwrap_or_default();
+    let main_cwd = wires.first().and_then(|w| w.cwd.clone());
+    let (mut drafts, mut marks) = (Vec::new(), Vec::new());
+    for w in wires {
+        let before = drafts.len() as u64;
+        marks.extend(w.marks.into_iter().map(|m| match m {
+            Mark::RecordIds { at, ids, reason } => Mark::RecordIds {
+                at: at.saturating_add(before),
+                ids,
+                reason,
+            },
+            other => other,
+        }));
+        drafts.extend(w.drafts);
     }
-
-    let context_dir = src
+    let context_dir = call
+        .src
         .context
         .get("work_dir")
         .and_then(|v| v.as_str())
@@ -82,19 +228,20 @@ pub fn extract(src: &SessionSource) -> Result<Option<Extracted>, ExtractError> {
             key: recall_core::model::session_key(Source::Kimi, &id),
             relation: Relation::Fork,
         }),
-        paths: src
+        paths: call
+            .src
             .files
             .iter()
             .map(|p| p.to_string_lossy().into_owned())
             .collect(),
     };
-    Ok(assemble(
+    assemble(
         header,
-        out.drafts,
-        out.marks,
-        diag,
+        drafts,
+        marks,
+        Diagnostics::default(),
         mtime_ms(main),
-    ))
+    )
 }
 
 /// What `state.json` contributes.
@@ -105,7 +252,7 @@ struct State {
     forked_from: Option<String>,
 }
 
-fn read_state(path: &Path) -> State {
+fn read_state(call: &mut Call, path: &Path) -> State {
     #[derive(Deserialize)]
     struct Raw {
         title: Option<String>,
@@ -116,7 +263,7 @@ fn read_state(path: &Path) -> State {
         #[serde(rename = "forkedFrom")]
         forked_from: Option<serde_json::Value>,
     }
-    let Ok(bytes) = read_small(path, 16 << 20) else {
+    let Ok(bytes) = call.read_small(path, 16 << 20) else {
         return State::default();
     };
     let Ok(raw) = serde_json::from_slice::<Raw>(&bytes) else {
@@ -136,355 +283,5 @@ fn read_state(path: &Path) -> State {
         title: nonempty(raw.title).or(nonempty(raw.custom_title)),
         cwd: nonempty(raw.work_dir).or(nonempty(raw.cwd)),
         forked_from: forked_from.filter(|s| !s.is_empty()),
-    }
-}
-
-/// Records and marks of all wires of a session, in source order.
-#[derive(Default)]
-struct Wires {
-    drafts: Vec<Draft>,
-    marks: Vec<Mark>,
-}
-
-/// One wire line. Fields a type does not use, or that have an unexpected
-/// shape, read as absent (lenient types), so a format change loses a field,
-/// not the line.
-#[derive(Deserialize)]
-struct WireLine<'a> {
-    #[serde(rename = "type", borrow, default)]
-    ty: Str<'a>,
-    #[serde(default)]
-    time: Ts,
-    #[serde(borrow, default)]
-    input: Option<TextOrParts<'a>>,
-    #[serde(default)]
-    origin: Option<serde_json::Value>,
-    #[serde(borrow, default)]
-    message: Obj<Message<'a>>,
-    #[serde(borrow, default)]
-    event: Obj<LoopEvent<'a>>,
-    #[serde(default)]
-    count: Uint,
-    #[serde(borrow, default)]
-    cwd: Str<'a>,
-}
-
-#[derive(Deserialize)]
-struct Message<'a> {
-    #[serde(borrow, default)]
-    role: Str<'a>,
-    #[serde(borrow, default)]
-    content: Option<TextOrParts<'a>>,
-    #[serde(default)]
-    origin: Option<serde_json::Value>,
-}
-
-#[derive(Deserialize)]
-struct LoopEvent<'a> {
-    #[serde(rename = "type", borrow, default)]
-    ty: Str<'a>,
-    #[serde(rename = "stepUuid", borrow, default)]
-    step_uuid: Str<'a>,
-    #[serde(borrow, default)]
-    uuid: Str<'a>,
-    #[serde(borrow, default)]
-    part: Obj<Part<'a>>,
-    #[serde(borrow, default)]
-    name: Str<'a>,
-    #[serde(rename = "toolCallId", borrow, default)]
-    tool_call_id: Str<'a>,
-    #[serde(default)]
-    args: Option<serde_json::Value>,
-    #[serde(default)]
-    result: Obj<ToolResult>,
-}
-
-#[derive(Deserialize)]
-struct ToolResult {
-    #[serde(default)]
-    output: Option<serde_json::Value>,
-}
-
-/// Whether an `origin` is the human's: absent, `user`, or a skill/plugin
-/// command the user typed as a slash command.
-fn user_origin(origin: Option<&serde_json::Value>) -> bool {
-    let Some(o) = origin else { return true };
-    match o {
-        serde_json::Value::Null => true,
-        serde_json::Value::String(k) => k == "user",
-        serde_json::Value::Object(m) => match m.get("kind").and_then(|k| k.as_str()) {
-            None | Some("user") => true,
-            Some("skill_activation") | Some("plugin_command") => {
-                m.get("trigger").and_then(|t| t.as_str()) == Some("user-slash")
-            }
-            Some(_) => false,
-        },
-        _ => false,
-    }
-}
-
-/// Line types whose content is never indexed: skipped before parsing.
-fn skipped(ty: &[u8]) -> bool {
-    !matches!(
-        ty,
-        b"turn.prompt"
-            | b"turn.steer"
-            | b"context.append_message"
-            | b"context.append_loop_event"
-            | b"context.undo"
-            | b"context.apply_compaction"
-            | b"context.clear"
-            | b"config.update"
-    )
-}
-
-/// Per-wire state while streaming.
-struct WireState<'w> {
-    agent: &'w str,
-    subagent: bool,
-    /// The wire has `turn.prompt` lines (else append_message user is prose).
-    has_prompt: bool,
-    /// The wire has `content.part` lines (else append_message assistant is prose).
-    has_part: bool,
-    /// Draft index of each active user turn since the last compaction/clear.
-    turns: Vec<usize>,
-    /// `stepUuid` → draft index of that step's assistant record.
-    steps: HashMap<String, usize>,
-}
-
-fn read_wire(
-    path: &Path,
-    agent: &str,
-    subagent: bool,
-    out: &mut Wires,
-    diag: &mut Diagnostics,
-    cwd: &mut Option<String>,
-) -> std::io::Result<()> {
-    let [has_prompt, has_part] = contains_all(path, [b"\"turn.prompt\"", b"\"content.part\""])?;
-    let mut st = WireState {
-        agent,
-        subagent,
-        has_prompt,
-        has_part,
-        turns: Vec::new(),
-        steps: HashMap::new(),
-    };
-    let mut bad = 0u64;
-    for_each_line(path, 0, 0, diag, |line| {
-        if let Some(ty) = sniff_type(line.bytes) {
-            if skipped(ty) {
-                return;
-            }
-        }
-        match parse_line::<WireLine>(line.bytes) {
-            Some(l) => on_line(&mut st, l, line.no, out, cwd),
-            None => {
-                if !blank(&String::from_utf8_lossy(line.bytes)) {
-                    bad += 1;
-                }
-            }
-        }
-    })?;
-    diag.bad_lines += bad;
-    Ok(())
-}
-
-fn on_line(st: &mut WireState, l: WireLine, no: u64, out: &mut Wires, cwd: &mut Option<String>) {
-    let ts = l.time.0;
-    let id = |st: &WireState| Some(format!("{}:{no}", st.agent));
-    let ty = l.ty.get().unwrap_or("");
-    match ty {
-        "turn.prompt" | "turn.steer" => {
-            if !user_origin(l.origin.as_ref()) {
-                return;
-            }
-            let text = l.input.map(|i| i.text("\n")).unwrap_or_default();
-            if blank(&text) {
-                return;
-            }
-            if ty == "turn.prompt" {
-                st.turns.push(out.drafts.len());
-            }
-            push(st, out, Role::User, ts, text, Loc::Event(no), id(st));
-        }
-        "context.append_message" => {
-            let Some(m) = l.message.0 else { return };
-            let text = m.content.map(|c| c.text("\n")).unwrap_or_default();
-            if blank(&text) {
-                return;
-            }
-            let role = m.role.get();
-            if role == Some("user") && !st.has_prompt && user_origin(m.origin.as_ref()) {
-                st.turns.push(out.drafts.len());
-                push(st, out, Role::User, ts, text, Loc::Event(no), id(st));
-            } else if role == Some("assistant") && !st.has_part {
-                push(st, out, Role::Assistant, ts, text, Loc::Event(no), id(st));
-            }
-        }
-        "context.append_loop_event" => {
-            if let Some(ev) = l.event.0 {
-                on_event(st, ev, ts, no, out);
-            }
-        }
-        "context.undo" => {
-            let n = l.count.0.unwrap_or(1).max(1);
-            let mut from = None;
-            for _ in 0..n {
-                match st.turns.pop() {
-                    Some(i) => from = Some(i),
-                    None => break,
-                }
-            }
-            if let Some(from) = from {
-                let ids: Vec<String> = out.drafts[from..]
-                    .iter()
-                    .filter_map(|d| d.item_id.clone())
-                    .collect();
-                out.marks.push(Mark::RecordIds {
-                    at: out.drafts.len() as u64,
-                    ids,
-                    reason: "undo".into(),
-                });
-            }
-        }
-        "context.apply_compaction" | "context.clear" => st.turns.clear(),
-        "config.update" if cwd.is_none() => *cwd = l.cwd.non_empty().map(str::to_string),
-        _ => {}
-    }
-}
-
-fn on_event(st: &mut WireState, ev: LoopEvent, ts: Option<i64>, no: u64, out: &mut Wires) {
-    let id = Some(format!("{}:{no}", st.agent));
-    let step_uuid = ev.step_uuid.non_empty();
-    match ev.ty.get().unwrap_or("") {
-        "content.part" => {
-            let Some(part) = ev.part.0 else { return };
-            if !part.is("text") {
-                return;
-            }
-            let Some(text) = part.text.get() else { return };
-            if let Some(step) = step_uuid {
-                if let Some(&i) = st.steps.get(step) {
-                    let d = &mut out.drafts[i];
-                    d.text.push('\n');
-                    d.text.push_str(text);
-                    return;
-                }
-            }
-            if blank(text) {
-                return;
-            }
-            let loc = match step_uuid {
-                Some(s) => {
-                    st.steps.insert(s.to_string(), out.drafts.len());
-                    Loc::MessageId(s.to_string())
-                }
-                None => Loc::Event(no),
-            };
-            push(st, out, Role::Assistant, ts, text.to_string(), loc, id);
-        }
-        "tool.call" => {
-            let text = tool_call_text(ev.name.get().unwrap_or(""), ev.args.as_ref());
-            let loc = ev
-                .uuid
-                .non_empty()
-                .map(|u| Loc::MessageId(u.to_string()))
-                .unwrap_or(Loc::Event(no));
-            push(st, out, Role::Tool, ts, text, loc, id);
-        }
-        "tool.result" => {
-            let text = ev
-                .result
-                .0
-                .and_then(|r| r.output)
-                .map(value_text)
-                .unwrap_or_default();
-            // Located by the call id it answers, so a large output is never
-            // hashed.
-            let loc = match ev.tool_call_id.non_empty() {
-                Some(c) => Loc::MessageId(c.to_string()),
-                None => Loc::Event(no),
-            };
-            if !text.is_empty() {
-                push(st, out, Role::Tool, ts, text, loc, id);
-            }
-        }
-        _ => {}
-    }
-}
-
-fn push(
-    st: &WireState,
-    out: &mut Wires,
-    role: Role,
-    ts: Option<i64>,
-    text: String,
-    loc: Loc,
-    item_id: Option<String>,
-) {
-    let mut d = Draft::new(role, ts, text, loc);
-    d.item_id = item_id;
-    d.subagent = st.subagent;
-    out.drafts.push(d);
-}
-
-/// Whether each needle occurs anywhere in the file (streamed, so a huge
-/// wire is never held in memory). Used to pick the fallback lanes before
-/// the single parsing pass.
-fn contains_all<const N: usize>(path: &Path, needles: [&[u8]; N]) -> std::io::Result<[bool; N]> {
-    let mut found = [false; N];
-    let finders: Vec<memchr::memmem::Finder> =
-        needles.iter().map(memchr::memmem::Finder::new).collect();
-    let keep = needles
-        .iter()
-        .map(|n| n.len())
-        .max()
-        .unwrap_or(1)
-        .saturating_sub(1);
-    let mut f = std::fs::File::open(path)?;
-    let mut buf = vec![0u8; 1 << 20];
-    let mut carry = 0usize;
-    loop {
-        let n = match f.read(&mut buf[carry..]) {
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if n == 0 {
-            break;
-        }
-        let end = carry + n;
-        for (i, fd) in finders.iter().enumerate() {
-            if !found[i] && fd.find(&buf[..end]).is_some() {
-                found[i] = true;
-            }
-        }
-        if found.iter().all(|&b| b) {
-            break;
-        }
-        let k = keep.min(end);
-        buf.copy_within(end - k..end, 0);
-        carry = k;
-    }
-    Ok(found)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn origins() {
-        let v = |s: &str| serde_json::from_str::<serde_json::Value>(s).unwrap();
-        assert!(user_origin(None));
-        assert!(user_origin(Some(&v(r#"{"kind":"user"}"#))));
-        assert!(user_origin(Some(&v(
-            r#"{"kind":"skill_activation","trigger":"user-slash"}"#
-        ))));
-        assert!(!user_origin(Some(&v(
-            r#"{"kind":"skill_activation","trigger":"model-tool"}"#
-        ))));
-        assert!(!user_origin(Some(&v(r#"{"kind":"injection"}"#))));
-        assert!(!user_origin(Some(&v(r#"{"kind":"system_trigger"}"#))));
     }
 }

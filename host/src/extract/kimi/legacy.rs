@@ -10,88 +10,202 @@
 //! wire is indexed inline (as a subagent record) only when its agent has no
 //! wire file of its own, so nothing is indexed twice.
 
-use crate::extract::common::{for_each_line, read_small};
+use crate::extract::common::Line;
 use crate::extract::draft::{
     assemble, blank, mtime_ms, parse_line, sniff_key_at, tool_call_text, value_text, Draft, Header,
     Loc, TextOrParts, Ts,
 };
 use crate::extract::lenient::{Obj, Str};
-use crate::extract::{Diagnostics, ExtractError, Extracted, SessionSource};
+use crate::extract::resume::{self, align, Call, Fed, Outcome};
+use crate::extract::{Diagnostics, ExtractError, Extracted};
 use recall_core::model::{Role, Source};
-use serde::Deserialize;
-use std::collections::HashSet;
-use std::path::Path;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::path::{Path, PathBuf};
 
-/// Extracts one legacy session (`files[0]` = `<uuid>/wire.jsonl`).
-pub fn extract(src: &SessionSource) -> Result<Option<Extracted>, ExtractError> {
-    let Some(main) = src.files.first() else {
+/// A session's state for resuming ([`crate::extract::resume`]): one
+/// state per wire in feed order (main first), and the agents whose
+/// `SubagentEvent`s were indexed inline because they had no wire.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Resume {
+    wires: Vec<Wire>,
+    inlined: BTreeSet<String>,
+}
+
+/// One wire's streaming state.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+struct Wire {
+    steps: Steps,
+    drafts: Vec<Draft>,
+}
+
+impl Wire {
+    fn check(&self) -> bool {
+        let n = self.drafts.len();
+        let ok = |s: &Option<usize>| s.is_none_or(|i| i < n);
+        ok(&self.steps.main) && self.steps.inline.values().all(ok)
+    }
+}
+
+/// Extracts from byte 0.
+pub(crate) fn scratch(call: &mut Call) -> Result<Outcome, ExtractError> {
+    Ok(read(call, None)?.unwrap_or_else(Outcome::none))
+}
+
+/// Continues from a checkpoint; `Ok(None)` = cannot resume exactly: a
+/// wire is gone, or a new sub-agent wire belongs to an agent whose events
+/// were already indexed inline.
+pub(crate) fn resume(
+    call: &mut Call,
+    files: &[Fed],
+    state: &Resume,
+) -> Result<Option<Outcome>, ExtractError> {
+    if files.len() != state.wires.len() || !state.wires.iter().all(Wire::check) {
+        return Ok(None);
+    }
+    read(call, Some((files, state)))
+}
+
+fn read(call: &mut Call, from: Option<(&[Fed], &Resume)>) -> Result<Option<Outcome>, ExtractError> {
+    let Some(main) = call.src.files.first().cloned() else {
         return Ok(None);
     };
-    let session_dir = main.parent();
-    let session_id = session_dir
-        .and_then(Path::file_name)
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let title = src
-        .files
-        .iter()
-        .find(|f| f.file_name().is_some_and(|n| n == "state.json"))
-        .and_then(|p| read_title(p));
-    let sub_wires: Vec<&Path> = src
-        .files
-        .iter()
-        .skip(1)
-        .filter(|f| f.file_name().is_some_and(|n| n == "wire.jsonl"))
-        .map(|p| p.as_path())
-        .collect();
-    let own_wire: HashSet<String> = sub_wires
+    let mut paths = vec![main.clone()];
+    paths.extend(
+        call.src
+            .files
+            .iter()
+            .skip(1)
+            .filter(|f| f.file_name().is_some_and(|n| n == "wire.jsonl"))
+            .cloned(),
+    );
+    let own_wire: HashSet<String> = paths[1..]
         .iter()
         .filter_map(|p| p.parent()?.file_name())
         .map(|n| n.to_string_lossy().into_owned())
         .collect();
-
-    let mut diag = Diagnostics::default();
-    let mut drafts = Vec::new();
-    read_wire(main, false, &own_wire, &mut drafts, &mut diag).map_err(|source| {
-        ExtractError::Io {
-            path: main.clone(),
-            source,
+    let mut olds: Vec<Option<(Fed, Wire)>> = vec![None; paths.len()];
+    let mut inlined = BTreeSet::new();
+    if let Some((fed, state)) = from {
+        let refs: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
+        let Some(map) = align(fed, &refs) else {
+            return Ok(None);
+        };
+        if map.first() != Some(&Some(0)) || state.inlined.iter().any(|a| own_wire.contains(a)) {
+            return Ok(None);
         }
-    })?;
-    for wire in sub_wires {
-        if let Err(e) = read_wire(wire, true, &own_wire, &mut drafts, &mut diag) {
-            diag.unreadable.push(format!("{}: {e}", wire.display()));
+        for (k, old) in map.into_iter().enumerate() {
+            olds[k] = old.map(|i| (fed[i].clone(), state.wires[i].clone()));
+        }
+        inlined = state.inlined.clone();
+    }
+    let (mut wires, mut fed_out, mut broken) = (Vec::new(), Vec::new(), false);
+    for (k, (path, old)) in paths.iter().zip(olds).enumerate() {
+        let was_fed = old.is_some();
+        let (from, mut wire) = old.unwrap_or_else(|| (Fed::start(path), Wire::default()));
+        let mut ctx = Ctx {
+            subagent: k > 0,
+            own_wire: &own_wire,
+            inlined: &mut inlined,
+            bad: 0,
+            lines: 0,
+        };
+        let fed = call.feed(&from, &mut |line| ctx.line(&mut wire, &line), &mut |_| {});
+        let (bad, lines) = (ctx.bad, ctx.lines);
+        call.diag.bad_lines += bad;
+        match fed {
+            Ok(Some(fed)) => {
+                wires.push(wire);
+                fed_out.push(fed);
+            }
+            Ok(None) => return Ok(None),
+            Err(source) if k == 0 => {
+                return Err(ExtractError::Io {
+                    path: path.clone(),
+                    source,
+                })
+            }
+            Err(_) if was_fed => return Ok(None), // the full read reports it
+            Err(e) => {
+                call.diag
+                    .unreadable
+                    .push(format!("{}: {e}", path.display()));
+                if lines > 0 {
+                    broken = true; // lines fed before the failure count, untracked
+                    wires.push(wire);
+                }
+            }
         }
     }
+    let state = (call.want && !broken).then(|| {
+        for w in &mut wires {
+            w.drafts.iter_mut().for_each(Draft::seal);
+        }
+        resume::State::KimiLegacy(Box::new(Resume {
+            wires: wires.clone(),
+            inlined,
+        }))
+    });
+    let extracted = finish(call, &main, wires);
+    Ok(Some(Outcome {
+        extracted,
+        files: fed_out,
+        state,
+    }))
+}
+
+/// The session: the wires' records in feed order, `state.json` read now.
+fn finish(call: &mut Call, main: &Path, wires: Vec<Wire>) -> Option<Extracted> {
+    let session_id = main
+        .parent()
+        .and_then(Path::file_name)
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let state_path = call
+        .src
+        .files
+        .iter()
+        .find(|f| f.file_name().is_some_and(|n| n == "state.json"))
+        .cloned();
+    let title = state_path.and_then(|p| read_title(call, &p));
+    let drafts: Vec<Draft> = wires.into_iter().flat_map(|w| w.drafts).collect();
     let header = Header {
         source: Source::Kimi,
         resume: (!session_id.is_empty()).then(|| format!("kimi --session {session_id}")),
         session_id,
         title,
-        cwd: src
+        cwd: call
+            .src
             .context
             .get("cwd")
             .and_then(|v| v.as_str())
             .map(str::to_string),
         branch: None,
         parent: None,
-        paths: src
+        paths: call
+            .src
             .files
             .iter()
             .map(|p| p.to_string_lossy().into_owned())
             .collect(),
     };
-    Ok(assemble(header, drafts, Vec::new(), diag, mtime_ms(main)))
+    assemble(
+        header,
+        drafts,
+        Vec::new(),
+        Diagnostics::default(),
+        mtime_ms(main),
+    )
 }
 
 /// `custom_title` (or `title`) from `state.json`; empty means none.
-fn read_title(path: &Path) -> Option<String> {
+fn read_title(call: &mut Call, path: &Path) -> Option<String> {
     #[derive(Deserialize)]
     struct Raw {
         custom_title: Option<String>,
         title: Option<String>,
     }
-    let bytes = read_small(path, 16 << 20).ok()?;
+    let bytes = call.read_small(path, 16 << 20).ok()?;
     let raw: Raw = serde_json::from_slice(&bytes).ok()?;
     raw.custom_title
         .filter(|t| !t.trim().is_empty())
@@ -168,22 +282,26 @@ fn indexed(ty: &[u8]) -> bool {
 
 /// Per-wire (and per inline sub-agent) step grouping: the draft that holds
 /// the current step's assistant text.
-#[derive(Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 struct Steps {
     main: Option<usize>,
-    inline: std::collections::HashMap<String, Option<usize>>,
+    inline: HashMap<String, Option<usize>>,
 }
 
-fn read_wire(
-    path: &Path,
+/// What handling one wire's lines needs besides the wire's state.
+struct Ctx<'a> {
     subagent: bool,
-    own_wire: &HashSet<String>,
-    drafts: &mut Vec<Draft>,
-    diag: &mut Diagnostics,
-) -> std::io::Result<()> {
-    let mut steps = Steps::default();
-    let mut bad = 0u64;
-    for_each_line(path, 0, 0, diag, |line| {
+    /// Agents that have a wire file of their own.
+    own_wire: &'a HashSet<String>,
+    /// Agents whose events were indexed inline.
+    inlined: &'a mut BTreeSet<String>,
+    bad: u64,
+    lines: u64,
+}
+
+impl Ctx<'_> {
+    fn line(&mut self, wire: &mut Wire, line: &Line<'_>) {
+        self.lines += 1;
         // The record kind is `message.type`, one level down.
         if let Some(ty) = sniff_key_at(line.bytes, b"type", 2) {
             if !indexed(ty) {
@@ -192,7 +310,7 @@ fn read_wire(
         }
         let Some(l) = parse_line::<WireLine>(line.bytes) else {
             if !blank(&String::from_utf8_lossy(line.bytes)) {
-                bad += 1;
+                self.bad += 1;
             }
             return;
         };
@@ -201,19 +319,25 @@ fn read_wire(
         if msg.ty.get() == Some("SubagentEvent") {
             let Some(p) = msg.payload.0 else { return };
             let agent = p.agent_id.get().unwrap_or("").to_string();
-            if own_wire.contains(&agent) {
+            if self.own_wire.contains(&agent) {
                 return;
             }
             if let Some(inner) = p.event.0 {
-                let slot = steps.inline.entry(agent).or_default();
-                on_msg(*inner, ts, line.no, true, slot, drafts);
+                self.inlined.insert(agent.clone());
+                let slot = wire.steps.inline.entry(agent).or_default();
+                on_msg(*inner, ts, line.no, true, slot, &mut wire.drafts);
             }
             return;
         }
-        on_msg(msg, ts, line.no, subagent, &mut steps.main, drafts);
-    })?;
-    diag.bad_lines += bad;
-    Ok(())
+        on_msg(
+            msg,
+            ts,
+            line.no,
+            self.subagent,
+            &mut wire.steps.main,
+            &mut wire.drafts,
+        );
+    }
 }
 
 fn on_msg(

@@ -4,7 +4,9 @@
 
 pub mod code;
 pub mod legacy;
+mod wire;
 
+use super::resume::{Call, Outcome};
 use super::{ExtractError, Extracted, SessionSource};
 use recall_core::model::Source;
 use serde::Deserialize;
@@ -91,17 +93,23 @@ pub fn discover_legacy(root: &Path) -> Vec<SessionSource> {
 
 /// Extracts one Kimi session of either layout.
 pub fn extract(src: &SessionSource) -> Result<Option<Extracted>, ExtractError> {
-    let legacy = match src.context.get(FLAVOR).and_then(|v| v.as_str()) {
+    super::resume::run(src, &[], None, false).map(|r| r.extracted)
+}
+
+/// Extracts from byte 0 ([`super::resume`]), in the unit's layout.
+pub(crate) fn scratch(call: &mut Call) -> Result<Outcome, ExtractError> {
+    let legacy = match call.src.context.get(FLAVOR).and_then(|v| v.as_str()) {
         Some(flavor) => flavor == "legacy",
-        None => !src
+        None => !call
+            .src
             .files
             .first()
             .is_some_and(|f| f.ends_with("agents/main/wire.jsonl")),
     };
     if legacy {
-        legacy::extract(src)
+        legacy::scratch(call)
     } else {
-        code::extract(src)
+        code::scratch(call)
     }
 }
 
