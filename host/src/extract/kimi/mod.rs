@@ -96,17 +96,21 @@ pub fn extract(src: &SessionSource) -> Result<Option<Extracted>, ExtractError> {
     super::resume::run(src, &[], None, false).map(|r| r.extracted)
 }
 
-/// Extracts from byte 0 ([`super::resume`]), in the unit's layout.
-pub(crate) fn scratch(call: &mut Call) -> Result<Outcome, ExtractError> {
-    let legacy = match call.src.context.get(FLAVOR).and_then(|v| v.as_str()) {
+/// Whether a unit is a legacy kimi-cli session (else Kimi Code): its
+/// discovery context says so, else its first file is not a main wire.
+pub(crate) fn is_legacy(src: &SessionSource) -> bool {
+    match src.context.get(FLAVOR).and_then(|v| v.as_str()) {
         Some(flavor) => flavor == "legacy",
-        None => !call
-            .src
+        None => !src
             .files
             .first()
             .is_some_and(|f| f.ends_with("agents/main/wire.jsonl")),
-    };
-    if legacy {
+    }
+}
+
+/// Extracts from byte 0 ([`super::resume`]), in the unit's layout.
+pub(crate) fn scratch(call: &mut Call) -> Result<Outcome, ExtractError> {
+    if is_legacy(call.src) {
         legacy::scratch(call)
     } else {
         code::scratch(call)
