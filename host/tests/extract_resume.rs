@@ -455,6 +455,7 @@ fn check_unit(unit: &Unit, rng: &mut Rng) -> (usize, usize) {
 fn check_units(units: Vec<SessionSource>, seed: u64) -> (usize, usize, usize) {
     let mut rng = Rng(seed);
     let (mut n, mut resumes, mut resumed) = (0, 0, 0);
+    // `RESUME_ONLY=codex,pi` narrows a local run to some sources.
     let only = std::env::var("RESUME_ONLY").unwrap_or_default();
     for src in units {
         if !only.is_empty() && !only.split(',').any(|o| o == src.source.as_str()) {
