@@ -455,6 +455,7 @@ fn check_unit(unit: &Unit, rng: &mut Rng) -> (usize, usize) {
 fn check_units(units: Vec<SessionSource>, seed: u64) -> (usize, usize, usize) {
     let mut rng = Rng(seed);
     let (mut n, mut resumes, mut resumed) = (0, 0, 0);
+    // `RESUME_ONLY=codex,pi` narrows a local run to some sources.
     let only = std::env::var("RESUME_ONLY").unwrap_or_default();
     for src in units {
         if !only.is_empty() && !only.split(',').any(|o| o == src.source.as_str()) {
@@ -754,6 +755,21 @@ fn foreign_or_stale_checkpoints_are_ignored() {
     let mut lines = own.clone();
     lines.files[0].lines = lines.files[0].offset + 1;
     assert!(!resume_matches(&ca2, &lines, "more lines than bytes"));
+    // A Kimi Code state for the same files read as a legacy session.
+    let kimi_unit = Unit::new(
+        kimi::discover_code(&golden::test_path("fixtures/resume/kimi"))
+            .pop()
+            .expect("the kimi fixture"),
+    );
+    let kfull: Vec<Option<usize>> = kimi_unit.full.iter().map(|f| Some(f.len())).collect();
+    let (kc, kr) = extracted_copy(&kimi_unit, &kfull);
+    let mut legacy = kc.source();
+    legacy.context = serde_json::json!({"flavor": "legacy"});
+    let got = extract_resumable(&legacy, &[], kr.checkpoint.as_ref()).unwrap();
+    assert!(
+        !got.resumed,
+        "a Kimi Code state is not used for a legacy layout"
+    );
     let mut shrunk = own;
     let half = a.full[0].len() / 2;
     std::fs::write(ca2.path(0), &a.full[0][..half]).unwrap();

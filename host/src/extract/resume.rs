@@ -172,7 +172,8 @@ fn usable(cp: &Checkpoint, src: &SessionSource) -> bool {
         (&cp.state, src.source),
         (State::Claude(_), Source::ClaudeCode)
             | (State::Codex(_), Source::Codex)
-            | (State::KimiCode(_) | State::KimiLegacy(_), Source::Kimi)
+            | (State::KimiCode(_), Source::Kimi)
+            | (State::KimiLegacy(_), Source::Kimi)
             | (State::Pi(_), Source::Pi)
             | (State::Intendant(_), Source::Intendant)
     );
@@ -182,9 +183,15 @@ fn usable(cp: &Checkpoint, src: &SessionSource) -> bool {
         (f.lines <= f.offset).then(|| n.checked_add(f.lines))?
     });
     let tally = cp.tally.lines.checked_add(cp.tally.huge_lines);
+    let layout_matches = match &cp.state {
+        State::KimiCode(_) => !kimi::is_legacy(src),
+        State::KimiLegacy(_) => kimi::is_legacy(src),
+        _ => true,
+    };
     cp.version == CHECKPOINT_VERSION
         && cp.source == src.source
         && source_matches
+        && layout_matches
         && fed.is_some()
         && fed == tally
         && cp.tally.bad_lines <= cp.tally.lines
@@ -192,7 +199,8 @@ fn usable(cp: &Checkpoint, src: &SessionSource) -> bool {
 
 /// What a source's extraction hands back to [`Call::finish`].
 pub(crate) struct Outcome {
-    /// The session, if any (its diagnostics are replaced by the call's).
+    /// The session, if any. Its diagnostics hold only problems found inside
+    /// lines (`unreadable`); the call's own diagnostics are merged in.
     pub extracted: Option<Extracted>,
     /// Line-fed files as fed, in feed order.
     pub files: Vec<Fed>,
@@ -346,6 +354,30 @@ mod tests {
 
     fn fed(p: &str) -> Fed {
         Fed::start(Path::new(p))
+    }
+
+    #[test]
+    fn a_unit_without_files_yields_nothing() {
+        for source in [
+            Source::ClaudeCode,
+            Source::Codex,
+            Source::Kimi,
+            Source::Pi,
+            Source::Intendant,
+        ] {
+            let src = SessionSource {
+                source,
+                unit: "none".into(),
+                files: Vec::new(),
+                context: serde_json::Value::Null,
+            };
+            let r = extract_resumable(&src, &[], None).expect("no error");
+            assert!(
+                r.extracted.is_none() && r.checkpoint.is_none(),
+                "{source:?}"
+            );
+            assert_eq!(r.bytes_read, 0);
+        }
     }
 
     #[test]

@@ -13,11 +13,11 @@
 
 use super::wire::{Agent, Wire};
 use crate::extract::draft::{assemble, mtime_ms, Header};
-use crate::extract::resume::{self, align, Call, Fed, Outcome};
+use crate::extract::resume::{self, Call, Fed, Outcome};
 use crate::extract::{Diagnostics, ExtractError};
 use recall_core::model::{Mark, Parent, Relation, Source};
 use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// A session's state for resuming ([`super::super::resume`]): one state per
 /// wire, in feed order (main first).
@@ -40,45 +40,24 @@ pub(crate) fn resume(
     files: &[Fed],
     state: &Resume,
 ) -> Result<Option<Outcome>, ExtractError> {
-    if files.len() != state.wires.len() || !state.wires.iter().all(Wire::check) {
+    if !state.wires.iter().all(Wire::check) {
         return Ok(None);
     }
     read(call, Some((files, state)))
 }
 
-/// The unit's wires in feed order: the main wire, then every other
-/// `wire.jsonl` (`state.json` is read whole, apart).
-fn wires(call: &Call) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = call.src.files.iter().take(1).cloned().collect();
-    v.extend(
-        call.src
-            .files
-            .iter()
-            .skip(1)
-            .filter(|f| f.file_name().is_some_and(|n| n == "wire.jsonl"))
-            .cloned(),
-    );
-    v
-}
-
 fn read(call: &mut Call, from: Option<(&[Fed], &Resume)>) -> Result<Option<Outcome>, ExtractError> {
-    let paths = wires(call);
+    let paths = super::wire_paths(call.src);
     let Some(main) = paths.first().cloned() else {
         return Ok(None);
     };
-    let mut olds: Vec<Option<(Fed, Wire)>> = vec![None; paths.len()];
-    if let Some((fed, state)) = from {
-        let refs: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
-        let Some(map) = align(fed, &refs) else {
-            return Ok(None);
-        };
-        if map.first() != Some(&Some(0)) {
-            return Ok(None); // the main wire is not the one fed first
-        }
-        for (k, old) in map.into_iter().enumerate() {
-            olds[k] = old.map(|i| (fed[i].clone(), state.wires[i].clone()));
-        }
-    }
+    let olds = match from {
+        None => vec![None; paths.len()],
+        Some((fed, state)) => match super::continued(fed, &state.wires, &paths) {
+            Some(olds) => olds,
+            None => return Ok(None),
+        },
+    };
     let resuming = from.is_some();
     let (mut wires, mut fed_out, mut broken) = (Vec::new(), Vec::new(), false);
     for (k, (path, old)) in paths.iter().zip(olds).enumerate() {
@@ -190,12 +169,7 @@ fn finish(call: &mut Call, main: &Path, wires: Vec<Wire>) -> Option<crate::extra
         .and_then(Path::file_name)
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let state_path = call
-        .src
-        .files
-        .iter()
-        .find(|f| f.file_name().is_some_and(|n| n == "state.json"))
-        .cloned();
+    let state_path = super::state_json(call.src);
     let state = state_path.map(|p| read_state(call, &p)).unwrap_or_default();
     let main_cwd = wires.first().and_then(|w| w.cwd.clone());
     let (mut drafts, mut marks) = (Vec::new(), Vec::new());

@@ -16,12 +16,12 @@ use crate::extract::draft::{
     Loc, TextOrParts, Ts,
 };
 use crate::extract::lenient::{Obj, Str};
-use crate::extract::resume::{self, align, Call, Fed, Outcome};
+use crate::extract::resume::{self, Call, Fed, Outcome};
 use crate::extract::{Diagnostics, ExtractError, Extracted};
 use recall_core::model::{Role, Source};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// A session's state for resuming ([`crate::extract::resume`]): one
 /// state per wire in feed order (main first), and the agents whose
@@ -60,45 +60,31 @@ pub(crate) fn resume(
     files: &[Fed],
     state: &Resume,
 ) -> Result<Option<Outcome>, ExtractError> {
-    if files.len() != state.wires.len() || !state.wires.iter().all(Wire::check) {
+    if !state.wires.iter().all(Wire::check) {
         return Ok(None);
     }
     read(call, Some((files, state)))
 }
 
 fn read(call: &mut Call, from: Option<(&[Fed], &Resume)>) -> Result<Option<Outcome>, ExtractError> {
-    let Some(main) = call.src.files.first().cloned() else {
+    let paths = super::wire_paths(call.src);
+    let Some(main) = paths.first().cloned() else {
         return Ok(None);
     };
-    let mut paths = vec![main.clone()];
-    paths.extend(
-        call.src
-            .files
-            .iter()
-            .skip(1)
-            .filter(|f| f.file_name().is_some_and(|n| n == "wire.jsonl"))
-            .cloned(),
-    );
     let own_wire: HashSet<String> = paths[1..]
         .iter()
         .filter_map(|p| p.parent()?.file_name())
         .map(|n| n.to_string_lossy().into_owned())
         .collect();
-    let mut olds: Vec<Option<(Fed, Wire)>> = vec![None; paths.len()];
-    let mut inlined = BTreeSet::new();
-    if let Some((fed, state)) = from {
-        let refs: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
-        let Some(map) = align(fed, &refs) else {
-            return Ok(None);
-        };
-        if map.first() != Some(&Some(0)) || state.inlined.iter().any(|a| own_wire.contains(a)) {
-            return Ok(None);
-        }
-        for (k, old) in map.into_iter().enumerate() {
-            olds[k] = old.map(|i| (fed[i].clone(), state.wires[i].clone()));
-        }
-        inlined = state.inlined.clone();
-    }
+    let (olds, mut inlined) = match from {
+        None => (vec![None; paths.len()], BTreeSet::new()),
+        Some((fed, state)) => match super::continued(fed, &state.wires, &paths) {
+            Some(olds) if !state.inlined.iter().any(|a| own_wire.contains(a)) => {
+                (olds, state.inlined.clone())
+            }
+            _ => return Ok(None),
+        },
+    };
     let (mut wires, mut fed_out, mut broken) = (Vec::new(), Vec::new(), false);
     for (k, (path, old)) in paths.iter().zip(olds).enumerate() {
         let was_fed = old.is_some();
@@ -161,12 +147,7 @@ fn finish(call: &mut Call, main: &Path, wires: Vec<Wire>) -> Option<Extracted> {
         .and_then(Path::file_name)
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let state_path = call
-        .src
-        .files
-        .iter()
-        .find(|f| f.file_name().is_some_and(|n| n == "state.json"))
-        .cloned();
+    let state_path = super::state_json(call.src);
     let title = state_path.and_then(|p| read_title(call, &p));
     let drafts: Vec<Draft> = wires.into_iter().flat_map(|w| w.drafts).collect();
     let header = Header {

@@ -6,7 +6,7 @@ pub mod code;
 pub mod legacy;
 mod wire;
 
-use super::resume::{Call, Outcome};
+use super::resume::{align, Call, Fed, Outcome};
 use super::{ExtractError, Extracted, SessionSource};
 use recall_core::model::Source;
 use serde::Deserialize;
@@ -96,21 +96,69 @@ pub fn extract(src: &SessionSource) -> Result<Option<Extracted>, ExtractError> {
     super::resume::run(src, &[], None, false).map(|r| r.extracted)
 }
 
-/// Extracts from byte 0 ([`super::resume`]), in the unit's layout.
-pub(crate) fn scratch(call: &mut Call) -> Result<Outcome, ExtractError> {
-    let legacy = match call.src.context.get(FLAVOR).and_then(|v| v.as_str()) {
+/// Whether a unit is a legacy kimi-cli session (else Kimi Code): its
+/// discovery context says so, else its first file is not a main wire.
+pub(crate) fn is_legacy(src: &SessionSource) -> bool {
+    match src.context.get(FLAVOR).and_then(|v| v.as_str()) {
         Some(flavor) => flavor == "legacy",
-        None => !call
-            .src
+        None => !src
             .files
             .first()
             .is_some_and(|f| f.ends_with("agents/main/wire.jsonl")),
-    };
-    if legacy {
+    }
+}
+
+/// Extracts from byte 0 ([`super::resume`]), in the unit's layout.
+pub(crate) fn scratch(call: &mut Call) -> Result<Outcome, ExtractError> {
+    if is_legacy(call.src) {
         legacy::scratch(call)
     } else {
         code::scratch(call)
     }
+}
+
+/// A session's wires in feed order: the main wire (`files[0]`), then every
+/// other `wire.jsonl` (`state.json` is read whole, apart).
+fn wire_paths(src: &SessionSource) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = src.files.iter().take(1).cloned().collect();
+    v.extend(
+        src.files
+            .iter()
+            .skip(1)
+            .filter(|f| f.file_name().is_some_and(|n| n == "wire.jsonl"))
+            .cloned(),
+    );
+    v
+}
+
+/// The unit's `state.json`, if discovery found one.
+fn state_json(src: &SessionSource) -> Option<PathBuf> {
+    src.files
+        .iter()
+        .find(|f| f.file_name().is_some_and(|n| n == "state.json"))
+        .cloned()
+}
+
+/// Where each of `paths` continues from a checkpoint of per-wire states
+/// (`fed[i]` with `wires[i]`): its offset and state, or `None` for a new
+/// wire. `None` overall when a fed wire is gone, the order changed or the
+/// main wire is another one.
+#[allow(clippy::type_complexity)]
+fn continued<W: Clone>(
+    fed: &[Fed],
+    wires: &[W],
+    paths: &[PathBuf],
+) -> Option<Vec<Option<(Fed, W)>>> {
+    let refs: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
+    let map = align(fed, &refs)?;
+    if fed.len() != wires.len() || map.first() != Some(&Some(0)) {
+        return None;
+    }
+    Some(
+        map.into_iter()
+            .map(|old| old.map(|i| (fed[i].clone(), wires[i].clone())))
+            .collect(),
+    )
 }
 
 /// `sessionId → workDir` from `session_index.jsonl` (last line wins).
