@@ -292,7 +292,11 @@ fn a_live_session_is_read_only_past_its_offset() {
         let r = sweep(&home);
         assert_eq!(r["updated_sessions"], 1, "{r}");
         assert_eq!(r["resumed"], 1, "{r}");
-        assert_eq!(r["bytes_read"].as_u64().unwrap(), added, "only the new line is read");
+        assert_eq!(
+            r["bytes_read"].as_u64().unwrap(),
+            added,
+            "only the new line is read"
+        );
         let found = search(&home, &[&format!("tapir{n}")], 0);
         assert_eq!(found.sessions.len(), 1);
     }
