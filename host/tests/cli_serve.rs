@@ -1,0 +1,86 @@
+//! `recall serve` as a user starts it: on a machine with no agent
+//! transcripts it serves the bundled demo home (so the README's first command
+//! shows something real), and with `--no-demo` the empty index.
+
+mod http_support;
+mod store_support;
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::process::{Child, Stdio};
+
+/// Starts `recall serve` on a free loopback port in an empty home (temp
+/// files under `tmp`); returns the child and its address.
+fn serve(home: &std::path::Path, tmp: &std::path::Path, extra: &[&str]) -> (Child, SocketAddr) {
+    let mut child = store_support::recall(home)
+        .env("TMPDIR", tmp)
+        .args(["serve", "--bind", "127.0.0.1:0"])
+        .args(extra)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn recall serve");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut lines = BufReader::new(stderr).lines();
+    let addr = loop {
+        let line = lines
+            .next()
+            .expect("recall serve says where it listens")
+            .expect("stderr");
+        if let Some(rest) = line.split("serving http://").nth(1) {
+            break rest.split_whitespace().next().unwrap().parse().unwrap();
+        }
+    };
+    // Keep draining stderr so the server never blocks on a full pipe.
+    std::thread::spawn(move || for _ in lines {});
+    (child, addr)
+}
+
+fn sessions(addr: SocketAddr) -> Vec<serde_json::Value> {
+    for _ in 0..100 {
+        let v = http_support::get(addr, "/api/sessions", &[]).json();
+        let list = v["sessions"].as_array().cloned().unwrap_or_default();
+        if !list.is_empty() || v["state"] != "building" {
+            return list;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    panic!("the index never finished building");
+}
+
+#[test]
+fn an_empty_machine_gets_the_demo_home_unless_no_demo() {
+    let home = store_support::temp_dir("serve-empty");
+    let tmp = store_support::temp_dir("serve-tmp");
+    let (mut child, addr) = serve(&home, &tmp, &[]);
+    // The backfill of the demo home runs in the background: wait for it.
+    let mut list = Vec::new();
+    for _ in 0..100 {
+        list = sessions(addr);
+        if list.len() >= 5 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let sources: std::collections::BTreeSet<&str> =
+        list.iter().filter_map(|s| s["source"].as_str()).collect();
+    assert_eq!(
+        sources.into_iter().collect::<Vec<_>>(),
+        ["claude-code", "codex", "intendant", "kimi", "pi"],
+        "every agent's demo sessions are served"
+    );
+    assert!(tmp.join("recall-demo").is_dir(), "the demo home lives in TMPDIR");
+    assert!(
+        !home.join(".recall").join("index").join("v1").join("manifest.json").exists()
+            || store_support::manifest(&home).is_none_or(|m| m.sessions.is_empty()),
+        "the user's own store stays empty"
+    );
+
+    let (mut child, addr) = serve(&home, &tmp, &["--no-demo"]);
+    let list = sessions(addr);
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(list.is_empty(), "--no-demo serves the empty index: {list:?}");
+}
