@@ -33,7 +33,7 @@ fn missing_filter_sidecars_are_rewritten_by_search() {
         if i == 0 {
             fs::remove_file(p).unwrap();
         } else {
-            // An older format: a valid hash over a body of version 1.
+            // An older sidecar (a SHA-256 prefix, filters of version 1).
             let body = [1u8, 23, 8, 0, 0, 0];
             let mut old = recall_core::naming::hash16(&body).into_bytes();
             old.extend_from_slice(&body);

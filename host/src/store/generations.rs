@@ -6,9 +6,10 @@
 //! instead, so the garbage collector's grace period starts again.
 //!
 //! Beside each generation may sit `<hash16>.grams`: the shard's trigram
-//! filters (`recall_core::ShardGrams`), prefixed by the first 16 hex of the
-//! SHA-256 of the filter bytes so a torn or foreign file is never trusted
-//! (a wrong filter could hide a match; a missing one only costs speed).
+//! filters (`recall_core::ShardGrams`), behind a 4-byte magic and the CRC-32
+//! of the filter bytes, so a torn or foreign file is never trusted (a wrong
+//! filter could hide a match; a missing one only costs speed). A CRC, not a
+//! cryptographic hash: a cold search checks thousands of these files.
 
 use super::fsutil::{random_hex, sync_dir};
 use super::StoreError;
@@ -23,6 +24,17 @@ pub const GENERATIONS: &str = "generations";
 
 /// Prefix of in-flight temp files.
 pub const TMP_PREFIX: &str = ".tmp-";
+
+/// First bytes of a filter sidecar (then the CRC-32 of the rest, LE).
+const GRAMS_MAGIC: &[u8; 4] = b"RCG\x01";
+
+fn grams_file(grams: &[u8]) -> Vec<u8> {
+    let mut body = Vec::with_capacity(grams.len() + 8);
+    body.extend_from_slice(GRAMS_MAGIC);
+    body.extend_from_slice(&crc32fast::hash(grams).to_le_bytes());
+    body.extend_from_slice(grams);
+    body
+}
 
 /// Writes a shard body unless a generation with its name exists; returns
 /// the file name. `sync` fsyncs the body before it gets its name; the
@@ -82,8 +94,7 @@ pub fn grams_path(dir: &Path, name: &str) -> Option<PathBuf> {
 /// ignored.
 pub fn write_grams(dir: &Path, name: &str, grams: &[u8]) -> Result<(), StoreError> {
     let dest = grams_path(dir, name).ok_or_else(|| StoreError::BadName(name.to_string()))?;
-    let mut body = recall_core::naming::hash16(grams).into_bytes();
-    body.extend_from_slice(grams);
+    let body = grams_file(grams);
     // Filters are a pure function of the generation, but an older format
     // (or a damaged file) is replaced.
     if fs::read(&dest).is_ok_and(|old| old == body) {
@@ -106,9 +117,14 @@ pub fn write_grams(dir: &Path, name: &str, grams: &[u8]) -> Result<(), StoreErro
 /// Reads a generation's trigram filter bytes, verified against their hash
 /// prefix; `None` when absent or not intact.
 pub fn read_grams(dir: &Path, name: &str) -> Option<Vec<u8>> {
-    let bytes = fs::read(grams_path(dir, name)?).ok()?;
-    let (hash, body) = bytes.split_at_checked(16)?;
-    (recall_core::naming::hash16(body).as_bytes() == hash).then(|| body.to_vec())
+    let mut bytes = fs::read(grams_path(dir, name)?).ok()?;
+    let (head, body) = bytes.split_at_checked(8)?;
+    let crc = u32::from_le_bytes(head[4..8].try_into().ok()?);
+    if &head[..4] != GRAMS_MAGIC || crc32fast::hash(body) != crc {
+        return None;
+    }
+    bytes.drain(..8);
+    Some(bytes)
 }
 
 /// The path of a generation, if `name` has the shape of one (refuses path
@@ -159,12 +175,22 @@ mod tests {
         assert!(read(&d, "../x.json").is_err());
         write_grams(&d, &n1, b"filters").unwrap();
         assert_eq!(read_grams(&d, &n1).as_deref(), Some(&b"filters"[..]));
-        fs::write(grams_path(&d, &n1).unwrap(), b"0000000000000000filters").unwrap();
-        assert_eq!(
-            read_grams(&d, &n1),
-            None,
-            "a corrupt filter is never trusted"
-        );
+        let path = grams_path(&d, &n1).unwrap();
+        let good = fs::read(&path).unwrap();
+        let mut flipped = good.clone();
+        *flipped.last_mut().unwrap() ^= 1;
+        for bad in [
+            b"0000000000000000filters".to_vec(),
+            good[..good.len() - 1].to_vec(),
+            flipped,
+            good[..6].to_vec(),
+            Vec::new(),
+        ] {
+            fs::write(&path, &bad).unwrap();
+            assert_eq!(read_grams(&d, &n1), None, "never trusted: {bad:?}");
+        }
+        write_grams(&d, &n1, b"filters").unwrap();
+        assert_eq!(fs::read(&path).unwrap(), good, "a bad sidecar is replaced");
         fs::remove_dir_all(&d).unwrap();
     }
 }
