@@ -19,8 +19,10 @@ pub mod watch;
 pub use progress::{IndexStatus, Phase, Progress, ProgressSnapshot};
 pub use sweep::SweepReport;
 
-use crate::extract::Roots;
+use crate::extract::{Roots, SessionSource};
 use crate::store::{retention, Store, StoreError};
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
 use std::sync::atomic::AtomicI64;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -89,6 +91,9 @@ pub struct Indexer {
     /// Change notification over the roots (`serve` only; see [`watch`]).
     #[cfg(target_os = "linux")]
     watch: Mutex<Option<watch::Watch>>,
+    /// With a watch: the units of the last discovery, by each of their
+    /// files, so a change to known files sweeps just their units.
+    units: Mutex<HashMap<PathBuf, Arc<SessionSource>>>,
 }
 
 impl Indexer {
@@ -102,6 +107,7 @@ impl Indexer {
             last_gc_ms: AtomicI64::new(0),
             #[cfg(target_os = "linux")]
             watch: Mutex::new(None),
+            units: Mutex::new(HashMap::new()),
         }
     }
 
@@ -132,12 +138,56 @@ impl Indexer {
         true
     }
 
-    /// A sweep is starting: changes seen so far are its to find.
-    fn sources_seen(&self) {
+    /// A full sweep is starting: changes seen so far are its to find, and
+    /// (with a watch) its discovery is remembered.
+    fn sources_seen(&self) -> bool {
         #[cfg(target_os = "linux")]
         if let Some(w) = lock(&self.watch).as_mut() {
             w.reset();
+            return true;
         }
+        false
+    }
+
+    /// Remembers a full discovery's units (see [`Indexer::units_of`]).
+    fn remember(&self, units: &[SessionSource]) {
+        let mut map = HashMap::new();
+        for u in units {
+            let u = Arc::new(u.clone());
+            for f in &u.files {
+                map.insert(f.clone(), u.clone());
+            }
+        }
+        *lock(&self.units) = map;
+    }
+
+    /// The units of `files` when every one of them is a known unit's file.
+    fn units_of(&self, files: &HashSet<PathBuf>) -> Option<Vec<SessionSource>> {
+        let map = lock(&self.units);
+        let mut seen = HashSet::new();
+        let mut out = Vec::new();
+        for f in files {
+            let u = map.get(f)?;
+            if seen.insert(u.unit.clone()) {
+                out.push(SessionSource::clone(u));
+            }
+        }
+        Some(out)
+    }
+
+    /// Sweeps what changed: with a watch that saw only known files modified
+    /// in place, just their units; otherwise everything.
+    fn sweep_changes(&self) -> Result<SweepReport, IndexError> {
+        #[cfg(target_os = "linux")]
+        {
+            let pending = lock(&self.watch).as_mut().map(|w| w.take());
+            if let Some(watch::Pending::Files(files)) = &pending {
+                if let Some(units) = self.units_of(files) {
+                    return sweep::run_units(self, units);
+                }
+            }
+        }
+        sweep::run(self)
     }
 
     /// The store.
@@ -191,7 +241,7 @@ impl Indexer {
             return None;
         }
         let _guard = self.sweeping.try_lock().ok()?;
-        Some(sweep::run(self))
+        Some(self.sweep_changes())
     }
 
     /// The periodic sweep: skipped when a watch vouches that no source
@@ -204,10 +254,13 @@ impl Indexer {
             let age = crate::store::wall_ms().saturating_sub(t);
             age >= 0 && (age as u128) < full_every.as_millis()
         });
-        if self.backfilled() && recent && !self.sources_changed() {
+        if !self.backfilled() || !recent {
+            return Some(sweep::run(self));
+        }
+        if !self.sources_changed() {
             return None;
         }
-        Some(sweep::run(self))
+        Some(self.sweep_changes())
     }
 
     /// What a sweep would read now, without reading it.
@@ -216,7 +269,14 @@ impl Indexer {
         let st = self.store.indexer_state()?;
         let units = crate::extract::discover(&self.opts.roots);
         let reparse = needs_reparse(&m);
-        Ok(plan::plan(units, &m, &st, reparse, self.opts.horizon()))
+        Ok(plan::plan(
+            units,
+            &m,
+            &st,
+            reparse,
+            self.opts.horizon(),
+            false,
+        ))
     }
 }
 

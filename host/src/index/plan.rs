@@ -174,13 +174,17 @@ fn size_and_mtime(files: &[std::path::PathBuf]) -> (u64, i128) {
     (bytes, mtime)
 }
 
-/// Plans a sweep over the discovered `units`.
+/// Plans a sweep over the discovered `units`. `focused` = `units` are not
+/// a whole discovery but the few whose files changed in place: no session is
+/// gone for not being among them, and every current session keeps its claim
+/// on its key.
 pub fn plan(
     units: Vec<SessionSource>,
     m: &Manifest,
     st: &IndexerState,
     reparse: bool,
     horizon: Option<i64>,
+    focused: bool,
 ) -> Plan {
     let by_main: HashMap<&str, (&String, &ManifestEntry)> = m
         .sessions
@@ -192,6 +196,13 @@ pub fn plan(
         .filter_map(|u| u.files.first().map(|p| p.to_string_lossy().into_owned()))
         .collect();
     let mut plan = Plan::default();
+    if focused {
+        plan.claims = by_main
+            .iter()
+            .filter(|(_, (_, e))| !e.source_gone)
+            .map(|(main, (k, _))| ((*k).clone(), main.to_string()))
+            .collect();
+    }
     let mut seen: HashSet<String> = HashSet::new();
     for src in units {
         let Some(main) = src.files.first().map(|p| p.to_string_lossy().into_owned()) else {
@@ -261,18 +272,20 @@ pub fn plan(
         work.mtime_ns = mtime;
         plan.work.push(work);
     }
-    for (main, (key, e)) in &by_main {
-        if !seen.contains(*main) && !e.source_gone {
-            plan.gone.push((*key).clone());
+    if !focused {
+        for (main, (key, e)) in &by_main {
+            if !seen.contains(*main) && !e.source_gone {
+                plan.gone.push((*key).clone());
+            }
         }
+        plan.gone.sort();
+        plan.forget = st
+            .skipped
+            .keys()
+            .filter(|p| !seen.contains(*p))
+            .cloned()
+            .collect();
     }
-    plan.gone.sort();
-    plan.forget = st
-        .skipped
-        .keys()
-        .filter(|p| !seen.contains(*p))
-        .cloned()
-        .collect();
     plan.work.sort_by_key(|w| std::cmp::Reverse(w.mtime_ns));
     plan
 }

@@ -12,7 +12,7 @@ use super::cursor::capture;
 use super::plan::{self, expired, Kind, Work};
 use super::resume;
 use super::{needs_reparse, IndexError, Indexer, PARSER_VERSION};
-use crate::extract::{self, Extracted};
+use crate::extract::{self, Extracted, SessionSource};
 use crate::store::retention::newest_ms;
 use crate::store::retention::{GcMode, FULL_GC_EVERY_MS};
 use crate::store::snapshots::GRACE_MS;
@@ -90,9 +90,32 @@ enum Done {
     Failed,
 }
 
+/// A full sweep: discovery of every root.
 pub(super) fn run(ix: &Indexer) -> Result<SweepReport, IndexError> {
+    let watched = ix.sources_seen();
+    let units = extract::discover(&ix.opts.roots);
+    if watched {
+        ix.remember(&units);
+    }
+    run_over(ix, units, false)
+}
+
+/// A focused sweep over `units` only (their files changed in place, and
+/// nothing else under the roots did): no discovery, and no session is found
+/// gone.
+pub(super) fn run_units(
+    ix: &Indexer,
+    units: Vec<SessionSource>,
+) -> Result<SweepReport, IndexError> {
+    run_over(ix, units, true)
+}
+
+fn run_over(
+    ix: &Indexer,
+    units: Vec<SessionSource>,
+    focused: bool,
+) -> Result<SweepReport, IndexError> {
     let started = Instant::now();
-    ix.sources_seen();
     let watermark = wall_ms();
     let store = ix.store.as_ref();
     let m = store.current()?;
@@ -102,11 +125,10 @@ pub(super) fn run(ix: &Indexer) -> Result<SweepReport, IndexError> {
         quarantined: store.take_quarantined(),
         ..SweepReport::default()
     };
-    let units = extract::discover(&ix.opts.roots);
     report.units = units.len();
     let reparse = needs_reparse(&m);
     let horizon = ix.opts.horizon();
-    let plan = plan::plan(units, &m, &st, reparse, horizon);
+    let plan = plan::plan(units, &m, &st, reparse, horizon, focused);
     report.unchanged = plan.unchanged;
     ix.progress.start(
         report.backfill,

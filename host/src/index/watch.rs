@@ -12,16 +12,34 @@
 //! "changed" and the refresh falls back to sweeping on age alone, as without
 //! a watch. A root that does not exist yet is checked with one `stat` per
 //! poll and watched from the moment it appears.
+//!
+//! Besides "changed or not", the watch says *what* changed when it can: the
+//! files modified in place (appends, touches). Anything else — a file or
+//! directory created, removed or renamed — is a change of layout that only
+//! a discovery of the roots can account for.
 
 use rustix::fs::inotify::{self, CreateFlags, ReadFlags, WatchFlags};
 use rustix::io::Errno;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::mem::MaybeUninit;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
 /// Most directories watched; a home with more is not vouched for.
 const MAX_DIRS: usize = 100_000;
+/// Most modified files remembered between two takes; more is a layout change.
+const MAX_FILES: usize = 4096;
+
+/// What changed under the roots since the last take.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Pending {
+    /// Nothing.
+    Quiet,
+    /// Only these files, modified in place.
+    Files(HashSet<PathBuf>),
+    /// The layout changed, or the watch cannot tell: discover again.
+    Layout,
+}
 
 /// What makes a directory's entry count as a change.
 fn mask() -> WatchFlags {
@@ -46,6 +64,10 @@ pub struct Watch {
     watched: Vec<bool>,
     dirs: HashMap<i32, PathBuf>,
     changed: bool,
+    /// Files modified in place since the last take.
+    files: HashSet<PathBuf>,
+    /// Files or directories came, went or moved since the last take.
+    layout: bool,
     /// Events were lost or a watched path moved: the next reset walks the
     /// roots afresh (until then every poll says changed).
     stale: bool,
@@ -65,11 +87,14 @@ impl Watch {
             watched: vec![false; roots.len()],
             dirs: HashMap::new(),
             changed: false,
+            files: HashSet::new(),
+            layout: false,
             stale: false,
             blind: false,
         };
         w.watch_new_roots();
         w.changed = false;
+        w.layout = false;
         Ok(w)
     }
 
@@ -85,12 +110,30 @@ impl Watch {
     /// them. A watch that lost events starts again from a fresh walk of the
     /// roots.
     pub fn reset(&mut self) {
+        let _ = self.take();
+    }
+
+    /// What changed since the last take (or reset), forgotten from now on:
+    /// the caller sweeps it. A watch that lost events starts again from a
+    /// fresh walk of the roots.
+    pub fn take(&mut self) -> Pending {
         self.drain();
+        let layout = self.layout || self.stale || self.blind;
         if self.stale && !self.blind {
             self.rewatch();
         }
         self.watch_new_roots();
+        let pending = if layout || self.layout {
+            Pending::Layout
+        } else if self.changed {
+            Pending::Files(std::mem::take(&mut self.files))
+        } else {
+            Pending::Quiet
+        };
         self.changed = false;
+        self.layout = false;
+        self.files.clear();
+        pending
     }
 
     /// Number of directories watched (for tests and status).
@@ -127,6 +170,7 @@ impl Watch {
             }
             self.watched[i] = true;
             self.changed = true;
+            self.layout = true;
             self.walk(&real);
         }
     }
@@ -193,6 +237,10 @@ impl Watch {
                     continue;
                 };
                 self.changed = true;
+                let in_place = ReadFlags::MODIFY | ReadFlags::ATTRIB | ReadFlags::CLOSE_WRITE;
+                if flags.contains(ReadFlags::ISDIR) || !in_place.contains(flags) {
+                    self.layout = true;
+                }
                 if flags.contains(ReadFlags::IGNORED) {
                     // The directory is gone (its parent reports that too).
                     self.dirs.remove(&ev.wd());
@@ -204,12 +252,20 @@ impl Watch {
                     self.stale = true;
                     continue;
                 }
+                let name = ev.file_name().map(|n| {
+                    use std::os::unix::ffi::OsStrExt;
+                    dir.join(std::ffi::OsStr::from_bytes(n.to_bytes()))
+                });
                 if flags.contains(ReadFlags::ISDIR)
                     && flags.intersects(ReadFlags::CREATE | ReadFlags::MOVED_TO)
                 {
-                    if let Some(name) = ev.file_name() {
-                        use std::os::unix::ffi::OsStrExt;
-                        created.push(dir.join(std::ffi::OsStr::from_bytes(name.to_bytes())));
+                    created.extend(name);
+                } else if !self.layout {
+                    match name {
+                        Some(p) if self.files.len() < MAX_FILES => {
+                            self.files.insert(p);
+                        }
+                        _ => self.layout = true,
                     }
                 }
             }
@@ -247,8 +303,20 @@ mod tests {
             .unwrap();
         f.write_all(b"{\"x\":1}\n").unwrap();
         assert!(w.changed(), "an append is reported before the next poll");
-        w.reset();
+        let real = fs::canonicalize(&root).unwrap();
+        assert_eq!(
+            w.take(),
+            Pending::Files([real.join("p/sub/a.jsonl")].into_iter().collect()),
+            "an append names its file"
+        );
         assert!(!w.changed());
+        assert_eq!(w.take(), Pending::Quiet);
+        fs::write(root.join("p/new.jsonl"), "{}\n").unwrap();
+        assert_eq!(w.take(), Pending::Layout, "a new file is a layout change");
+        fs::remove_file(root.join("p/new.jsonl")).unwrap();
+        f.write_all(b"{\"x\":2}\n").unwrap();
+        assert_eq!(w.take(), Pending::Layout, "so is a removed one");
+        assert_eq!(w.take(), Pending::Quiet);
         fs::remove_dir_all(&root).unwrap();
     }
 

@@ -1,0 +1,75 @@
+//! The indexer of `recall serve` with its roots watched: a query-time
+//! refresh sweeps only when something changed, just the units whose files
+//! were modified in place, and a full discovery for anything else (a file
+//! created, removed or renamed).
+#![cfg(target_os = "linux")]
+
+mod store_support;
+
+use recall_host::extract::Roots;
+use recall_host::index::{IndexOptions, Indexer};
+use recall_host::store::Store;
+use std::fs::{self, OpenOptions};
+use std::io::Write;
+use std::sync::Arc;
+use std::time::Duration;
+use store_support::*;
+
+#[test]
+fn refresh_sweeps_only_what_changed() {
+    let home = temp_dir("watch");
+    let files: Vec<_> = (0..6).map(|n| write_session(&home, n, 3, 100)).collect();
+    let store = Arc::new(Store::open(&store_dir(&home)).unwrap());
+    let mut opts = IndexOptions::new(Roots::resolve(&fs::canonicalize(&*home).unwrap(), |_| None));
+    opts.retention_days = 0;
+    opts.workers = 1;
+    let ix = Indexer::new(store.clone(), opts);
+    assert!(ix.watch_sources());
+    let backfill = ix.sweep().unwrap();
+    assert_eq!(backfill.new_sessions, 6);
+    let refresh = || ix.refresh(Duration::ZERO);
+    assert!(refresh().is_none(), "nothing changed: no sweep");
+
+    // An append: only that unit is planned, and it is found.
+    let mut w = OpenOptions::new().append(true).open(&files[2]).unwrap();
+    w.write_all(
+        pi_message(
+            "e0000001",
+            Some("00020005"),
+            "user",
+            "a late emu",
+            1_790_100_000_000,
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    drop(w);
+    let r = refresh().expect("a sweep").unwrap();
+    assert_eq!((r.units, r.updated_sessions, r.gone), (1, 1, 0), "{r:?}");
+    assert!(refresh().is_none());
+    let m = store.current().unwrap();
+    assert_eq!(m.sessions.len(), 6, "no other session lost");
+    assert!(m.sessions.values().all(|e| !e.source_gone));
+    assert_eq!(m.sessions[&session_key(2)].meta.messages, 7);
+
+    // A new session file: a full discovery.
+    write_session(&home, 9, 2, 100);
+    let r = refresh().expect("a sweep").unwrap();
+    assert_eq!((r.units, r.new_sessions), (7, 1), "{r:?}");
+
+    // A removed file: a full discovery flags its session gone.
+    fs::remove_file(&files[4]).unwrap();
+    let r = refresh().expect("a sweep").unwrap();
+    assert_eq!((r.units, r.gone), (6, 1), "{r:?}");
+    assert!(store.current().unwrap().sessions[&session_key(4)].source_gone);
+
+    // Touching two known files: both units, nothing else.
+    for f in [&files[0], &files[1]] {
+        let mut w = OpenOptions::new().append(true).open(f).unwrap();
+        w.write_all(b"").unwrap();
+        w.set_modified(std::time::SystemTime::now()).unwrap();
+    }
+    let r = refresh().expect("a sweep").unwrap();
+    assert_eq!(r.units, 2, "{r:?}");
+    assert_eq!(store.current().unwrap().sessions.len(), 7);
+}
