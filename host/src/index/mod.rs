@@ -94,6 +94,8 @@ pub struct Indexer {
     /// With a watch: the units of the last discovery, by each of their
     /// files, so a change to known files sweeps just their units.
     units: Mutex<HashMap<PathBuf, Arc<SessionSource>>>,
+    /// Wall ms when this process's last full sweep started.
+    last_full_ms: AtomicI64,
 }
 
 impl Indexer {
@@ -108,6 +110,7 @@ impl Indexer {
             #[cfg(target_os = "linux")]
             watch: Mutex::new(None),
             units: Mutex::new(HashMap::new()),
+            last_full_ms: AtomicI64::new(0),
         }
     }
 
@@ -141,6 +144,10 @@ impl Indexer {
     /// A full sweep is starting: changes seen so far are its to find, and
     /// (with a watch) its discovery is remembered.
     fn sources_seen(&self) -> bool {
+        self.last_full_ms.store(
+            crate::store::wall_ms(),
+            std::sync::atomic::Ordering::Relaxed,
+        );
         #[cfg(target_os = "linux")]
         if let Some(w) = lock(&self.watch).as_mut() {
             w.reset();
@@ -245,15 +252,15 @@ impl Indexer {
     }
 
     /// The periodic sweep: skipped when a watch vouches that no source
-    /// changed since the last one and that one is younger than
-    /// `full_every` (retention and garbage collection still run then).
+    /// changed since the last sweep, focused when only known files changed;
+    /// a full one at least every `full_every` (retention, garbage
+    /// collection, and whatever inotify cannot see).
     /// `None` = skipped.
     pub fn tick(&self, full_every: Duration) -> Option<Result<SweepReport, IndexError>> {
         let _guard = self.sweeping.lock().unwrap_or_else(|p| p.into_inner());
-        let recent = self.last_sweep_ms().is_some_and(|t| {
-            let age = crate::store::wall_ms().saturating_sub(t);
-            age >= 0 && (age as u128) < full_every.as_millis()
-        });
+        let last_full = self.last_full_ms.load(std::sync::atomic::Ordering::Relaxed);
+        let age = crate::store::wall_ms().saturating_sub(last_full);
+        let recent = last_full > 0 && age >= 0 && (age as u128) < full_every.as_millis();
         if !self.backfilled() || !recent {
             return Some(sweep::run(self));
         }
