@@ -71,9 +71,17 @@ fn an_empty_machine_gets_the_demo_home_unless_no_demo() {
         ["claude-code", "codex", "intendant", "kimi", "pi"],
         "every agent's demo sessions are served"
     );
-    assert!(tmp.join("recall-demo").is_dir(), "the demo home lives in TMPDIR");
     assert!(
-        !home.join(".recall").join("index").join("v1").join("manifest.json").exists()
+        tmp.join("recall-demo").is_dir(),
+        "the demo home lives in TMPDIR"
+    );
+    assert!(
+        !home
+            .join(".recall")
+            .join("index")
+            .join("v1")
+            .join("manifest.json")
+            .exists()
             || store_support::manifest(&home).is_none_or(|m| m.sessions.is_empty()),
         "the user's own store stays empty"
     );
@@ -82,5 +90,8 @@ fn an_empty_machine_gets_the_demo_home_unless_no_demo() {
     let list = sessions(addr);
     let _ = child.kill();
     let _ = child.wait();
-    assert!(list.is_empty(), "--no-demo serves the empty index: {list:?}");
+    assert!(
+        list.is_empty(),
+        "--no-demo serves the empty index: {list:?}"
+    );
 }
