@@ -63,6 +63,28 @@ impl Roots {
         }
     }
 
+    /// Every configured root with the top-level entries of it that
+    /// discovery and extraction read (`None` = everything below it): what
+    /// the roots watch of `recall serve` needs to see change. Keep in step
+    /// with the sources' `discover` functions.
+    pub fn scopes(&self) -> Vec<(PathBuf, Option<&'static [&'static str]>)> {
+        const CODEX: &[&str] = &["sessions", "archived_sessions", "session_index.jsonl"];
+        const KIMI_CODE: &[&str] = &["sessions", "session_index.jsonl"];
+        const KIMI_LEGACY: &[&str] = &["sessions", "kimi.json"];
+        const INTENDANT: &[&str] = &["logs"];
+        [
+            (&self.claude, None),
+            (&self.codex, Some(CODEX)),
+            (&self.kimi_code, Some(KIMI_CODE)),
+            (&self.kimi_legacy, Some(KIMI_LEGACY)),
+            (&self.pi, None),
+            (&self.intendant, Some(INTENDANT)),
+        ]
+        .into_iter()
+        .filter_map(|(p, only)| p.clone().map(|p| (p, only)))
+        .collect()
+    }
+
     /// Every configured root, with its source (for status and degraded-root reports).
     pub fn all(&self) -> Vec<(Source, &Path)> {
         [

@@ -121,9 +121,7 @@ impl Indexer {
     pub fn watch_sources(&self) -> bool {
         #[cfg(target_os = "linux")]
         {
-            let roots: Vec<&std::path::Path> =
-                self.opts.roots.all().into_iter().map(|(_, p)| p).collect();
-            if let Ok(w) = watch::Watch::new(&roots) {
+            if let Ok(w) = watch::Watch::new(&self.opts.roots.scopes()) {
                 *lock(&self.watch) = Some(w);
                 return true;
             }

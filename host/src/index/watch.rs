@@ -55,11 +55,18 @@ fn mask() -> WatchFlags {
         | WatchFlags::DONT_FOLLOW
 }
 
+/// A root to watch, and which of its top-level entries matter (`None` = all;
+/// e.g. only `sessions`, `archived_sessions` and `session_index.jsonl` of
+/// `CODEX_HOME`, whose logs change all the time).
+pub type Scope = (PathBuf, Option<&'static [&'static str]>);
+
 /// The watch over a set of roots.
 #[derive(Debug)]
 pub struct Watch {
     fd: OwnedFd,
-    roots: Vec<PathBuf>,
+    roots: Vec<Scope>,
+    /// Watched roots with a top-level filter, by watch descriptor.
+    filters: HashMap<i32, &'static [&'static str]>,
     /// Roots present and watched (by index into `roots`).
     watched: Vec<bool>,
     dirs: HashMap<i32, PathBuf>,
@@ -79,11 +86,12 @@ pub struct Watch {
 impl Watch {
     /// Watches every directory under `roots` (missing roots are watched once
     /// they appear). Fails only when inotify itself is unavailable.
-    pub fn new(roots: &[&Path]) -> std::io::Result<Watch> {
+    pub fn new(roots: &[Scope]) -> std::io::Result<Watch> {
         let fd = inotify::init(CreateFlags::CLOEXEC | CreateFlags::NONBLOCK)?;
         let mut w = Watch {
             fd,
-            roots: roots.iter().map(|p| p.to_path_buf()).collect(),
+            roots: roots.to_vec(),
+            filters: HashMap::new(),
             watched: vec![false; roots.len()],
             dirs: HashMap::new(),
             changed: false,
@@ -150,6 +158,7 @@ impl Watch {
         for wd in std::mem::take(&mut self.dirs).into_keys() {
             let _ = inotify::remove_watch(&self.fd, wd);
         }
+        self.filters.clear();
         self.watched.iter_mut().for_each(|w| *w = false);
         self.stale = false;
     }
@@ -159,7 +168,7 @@ impl Watch {
             if self.watched[i] {
                 continue;
             }
-            let root = self.roots[i].clone();
+            let (root, only) = self.roots[i].clone();
             // A symlinked root is followed (like discovery does); the
             // directories below it are not.
             let Ok(real) = std::fs::canonicalize(&root) else {
@@ -171,16 +180,19 @@ impl Watch {
             self.watched[i] = true;
             self.changed = true;
             self.layout = true;
-            self.walk(&real);
+            self.walk(&real, only);
         }
     }
 
-    /// Watches `dir` and every directory below it. The watch is added before
-    /// the listing, so an entry created meanwhile is either listed or
-    /// reported.
-    fn walk(&mut self, dir: &Path) {
+    /// Watches `dir` and every directory below it (of its own entries, only
+    /// those named in `only`). The watch is added before the listing, so an
+    /// entry created meanwhile is either listed or reported.
+    fn walk(&mut self, dir: &Path, only: Option<&'static [&'static str]>) {
         let mut stack = vec![dir.to_path_buf()];
+        let mut top = true;
         while let Some(d) = stack.pop() {
+            let filter = if top { only } else { None };
+            top = false;
             if self.dirs.len() >= MAX_DIRS {
                 self.blind = true;
                 return;
@@ -188,6 +200,9 @@ impl Watch {
             match inotify::add_watch(&self.fd, &d, mask()) {
                 Ok(wd) => {
                     self.dirs.insert(wd, d.clone());
+                    if let Some(f) = filter {
+                        self.filters.insert(wd, f);
+                    }
                 }
                 // Unreadable or vanished: discovery cannot see it either.
                 Err(Errno::ACCESS | Errno::NOENT | Errno::NOTDIR | Errno::LOOP) => continue,
@@ -201,6 +216,9 @@ impl Watch {
                 continue;
             };
             for e in entries.flatten() {
+                if filter.is_some_and(|f| !e.file_name().to_str().is_some_and(|n| f.contains(&n))) {
+                    continue;
+                }
                 let Ok(t) = e.file_type() else { continue };
                 if t.is_dir() {
                     stack.push(e.path());
@@ -236,6 +254,11 @@ impl Watch {
                 let Some(dir) = self.dirs.get(&ev.wd()) else {
                     continue;
                 };
+                if let (Some(only), Some(name)) = (self.filters.get(&ev.wd()), ev.file_name()) {
+                    if !name.to_str().is_ok_and(|n| only.contains(&n)) {
+                        continue; // an entry of the root that does not matter
+                    }
+                }
                 self.changed = true;
                 let in_place = ReadFlags::MODIFY | ReadFlags::ATTRIB | ReadFlags::CLOSE_WRITE;
                 if flags.contains(ReadFlags::ISDIR) || !in_place.contains(flags) {
@@ -244,6 +267,7 @@ impl Watch {
                 if flags.contains(ReadFlags::IGNORED) {
                     // The directory is gone (its parent reports that too).
                     self.dirs.remove(&ev.wd());
+                    self.filters.remove(&ev.wd());
                     continue;
                 }
                 if flags.intersects(ReadFlags::DELETE_SELF | ReadFlags::MOVE_SELF) {
@@ -271,7 +295,7 @@ impl Watch {
             }
         }
         for d in created {
-            self.walk(&d);
+            self.walk(&d, None);
         }
     }
 }
@@ -294,7 +318,7 @@ mod tests {
         let root = tmp("append");
         fs::create_dir_all(root.join("p/sub")).unwrap();
         fs::write(root.join("p/sub/a.jsonl"), "{}\n").unwrap();
-        let mut w = Watch::new(&[&root]).unwrap();
+        let mut w = Watch::new(&[(root.clone(), None)]).unwrap();
         assert_eq!(w.dirs(), 3);
         assert!(!w.changed());
         let mut f = fs::OpenOptions::new()
@@ -324,7 +348,7 @@ mod tests {
     fn new_directories_are_watched_and_missing_roots_picked_up() {
         let base = tmp("mkdir");
         let root = base.join("later");
-        let mut w = Watch::new(&[&root]).unwrap();
+        let mut w = Watch::new(&[(root.clone(), None)]).unwrap();
         assert!(!w.changed(), "a missing root is no change");
         fs::create_dir_all(root.join("a")).unwrap();
         assert!(w.changed(), "a root that appears is a change");
@@ -354,9 +378,37 @@ mod tests {
         fs::create_dir_all(base.join("root")).unwrap();
         fs::create_dir_all(base.join("elsewhere")).unwrap();
         std::os::unix::fs::symlink(base.join("elsewhere"), base.join("root/link")).unwrap();
-        let mut w = Watch::new(&[&base.join("root")]).unwrap();
+        let mut w = Watch::new(&[(base.join("root"), None)]).unwrap();
         assert!(w.is_blind());
         assert!(w.changed(), "a blind watch always says changed");
         fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
+    fn a_scoped_root_ignores_the_entries_that_do_not_matter() {
+        let root = tmp("scoped");
+        fs::create_dir_all(root.join("sessions/2026/10")).unwrap();
+        fs::create_dir_all(root.join("log")).unwrap();
+        fs::write(root.join("sessions/2026/10/r.jsonl"), "{}\n").unwrap();
+        const ONLY: &[&str] = &["sessions", "session_index.jsonl"];
+        let mut w = Watch::new(&[(root.clone(), Some(ONLY))]).unwrap();
+        assert_eq!(w.dirs(), 4, "the root, sessions/2026/10; not log/");
+        fs::write(root.join("log/tui.log"), "noise\n").unwrap();
+        fs::write(root.join("history.jsonl"), "noise\n").unwrap();
+        fs::create_dir_all(root.join("tmp/x")).unwrap();
+        assert_eq!(
+            w.take(),
+            Pending::Quiet,
+            "logs and other entries do not matter"
+        );
+        fs::write(root.join("session_index.jsonl"), "{}\n").unwrap();
+        assert_eq!(w.take(), Pending::Layout);
+        let mut f = fs::OpenOptions::new()
+            .append(true)
+            .open(root.join("sessions/2026/10/r.jsonl"))
+            .unwrap();
+        f.write_all(b"{}\n").unwrap();
+        assert!(matches!(w.take(), Pending::Files(f) if f.len() == 1));
+        fs::remove_dir_all(&root).unwrap();
     }
 }
