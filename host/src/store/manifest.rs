@@ -1,11 +1,10 @@
-//! `manifest.json`: reading (with corruption detection), canonical
-//! serialization (every object's keys sorted, compact) and the durable
-//! atomic replace.
+//! `manifest.json`: reading (with corruption detection), deterministic
+//! serialization (compact; struct fields in declaration order, map keys
+//! sorted) and the durable atomic replace.
 
 use super::fsutil::{random_hex, write_atomic};
 use super::StoreError;
 use recall_core::model::Manifest;
-use serde_json::{Map, Value};
 use std::fs;
 use std::io;
 use std::path::Path;
@@ -48,39 +47,12 @@ pub fn parse(bytes: Vec<u8>) -> ReadManifest {
     }
 }
 
-/// Canonical bytes: compact JSON with every object's keys sorted.
+/// The bytes of a manifest: compact JSON, the same for the same manifest
+/// (its maps are ordered: `BTreeMap`s, and `serde_json::Map` without
+/// `preserve_order`). Serialized directly: a publish writes the whole
+/// manifest, megabytes for a large home, so no intermediate `Value` tree.
 pub fn to_bytes(m: &Manifest) -> Result<Vec<u8>, serde_json::Error> {
-    let v = serde_json::to_value(m)?;
-    // serde_json's default map is already sorted; rebuild only when a
-    // feature (`preserve_order`) made it keep insertion order.
-    let v = if maps_are_sorted() { v } else { sort_keys(v) };
-    serde_json::to_vec(&v)
-}
-
-/// Whether `serde_json::Map` iterates in key order in this build.
-fn maps_are_sorted() -> bool {
-    let mut probe = Map::new();
-    probe.insert("b".into(), Value::Null);
-    probe.insert("a".into(), Value::Null);
-    probe.keys().next().map(String::as_str) == Some("a")
-}
-
-/// Rebuilds every object with its keys in sorted order (whatever map type
-/// serde_json was built with).
-fn sort_keys(v: Value) -> Value {
-    match v {
-        Value::Object(map) => {
-            let mut entries: Vec<(String, Value)> = map.into_iter().collect();
-            entries.sort_by(|a, b| a.0.cmp(&b.0));
-            let mut out = Map::new();
-            for (k, v) in entries {
-                out.insert(k, sort_keys(v));
-            }
-            Value::Object(out)
-        }
-        Value::Array(items) => Value::Array(items.into_iter().map(sort_keys).collect()),
-        other => other,
-    }
+    serde_json::to_vec(m)
 }
 
 /// Replaces `dir/manifest.json` durably (temp → fsync → rename → fsync dir).
@@ -109,22 +81,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn canonical_bytes_sort_every_key() {
-        let m = Manifest::empty("s1".into(), 3);
-        let s = String::from_utf8(to_bytes(&m).unwrap()).unwrap();
-        assert_eq!(
-            s,
-            r#"{"parser_version":3,"revision":0,"schema":1,"sessions":{},"store_id":"s1","tombstones":{},"updated_at_ms":0}"#
-        );
-    }
-
-    #[test]
-    fn sorting_works_whatever_the_map_order() {
-        let v = serde_json::json!({"z": {"b": 1, "a": [{"d": 2, "c": 3}]}, "y": 0});
-        assert_eq!(
-            serde_json::to_string(&sort_keys(v)).unwrap(),
-            r#"{"y":0,"z":{"a":[{"c":3,"d":2}],"b":1}}"#
-        );
+    fn bytes_are_compact_deterministic_and_round_trip() {
+        let mut m = Manifest::empty("s1".into(), 3);
+        m.tombstones.insert("pi:b".into(), 2);
+        m.tombstones.insert("pi:a".into(), 1);
+        let bytes = to_bytes(&m).unwrap();
+        let s = String::from_utf8(bytes.clone()).unwrap();
+        assert!(!s.contains(' ') && !s.contains('\n'), "{s}");
+        assert!(s.find("pi:a") < s.find("pi:b"), "map keys in order: {s}");
+        assert_eq!(to_bytes(&m.clone()).unwrap(), bytes);
+        let back: Manifest = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(back, m);
+        // serde_json's map keeps keys sorted in this build (no
+        // `preserve_order`), so free-form `state` values are ordered too.
+        let mut probe = serde_json::Map::new();
+        probe.insert("b".into(), serde_json::Value::Null);
+        probe.insert("a".into(), serde_json::Value::Null);
+        assert_eq!(probe.keys().next().map(String::as_str), Some("a"));
     }
 
     #[test]

@@ -224,6 +224,14 @@ impl Store {
         })
     }
 
+    /// Caches `m` as the manifest now on disk (just written under the lock).
+    pub(crate) fn remember(&self, m: Manifest) {
+        let st = stamp(&self.dir.join(manifest::MANIFEST));
+        if let (Some(st), Ok(mut guard)) = (st, self.cached.lock()) {
+            *guard = Some((st, Arc::new(m)));
+        }
+    }
+
     /// The exact bytes of the current manifest (`None` before the first publish).
     pub fn manifest_bytes(&self) -> Result<Option<Vec<u8>>, StoreError> {
         let path = self.dir.join(manifest::MANIFEST);

@@ -129,6 +129,9 @@ impl Store {
                 manifest::write(self.dir(), &manifest::to_bytes(&m)?)?;
                 out.written = true;
                 revision = m.revision;
+                // Under the writer lock nobody else writes it: the next read
+                // need not parse what was just serialized.
+                self.remember(m);
                 state_changed |= !out.retired.is_empty();
             }
         }
