@@ -101,6 +101,27 @@ wrk -t2 -c2 -d120s --latency -s "$WORK/mix.lua" "http://127.0.0.1:$PORT" > "$WOR
 wpid=$!
 while kill -0 $wpid 2>/dev/null; do rss >> "$WORK/rss.txt"; sleep 2; done
 wait $wpid || true
+# Live: the same load while an agent appends a line per second to a large
+# Claude Code transcript (a copy of the home's largest, under a new session
+# id), so searches pay for refreshes: focused sweeps that resume the session.
+big=$(find "$home/.claude/projects" -name '*.jsonl' -printf '%s %p\n' | sort -n | tail -1 | cut -d' ' -f2-)
+sid=$(python3 -c "import uuid; print(uuid.uuid4())")
+live="$(dirname "$big")/$sid.jsonl"
+cp "$big" "$live"
+sleep 2
+(
+  for i in $(seq "$DUR"); do
+    printf '{"type":"user","uuid":"%s","sessionId":"%s","timestamp":"2026-10-25T10:00:%02d.000Z","message":{"role":"user","content":"live bench line %s"}}\n' \
+      "$(python3 -c 'import uuid; print(uuid.uuid4())')" "$sid" $((i % 60)) "$i" >> "$live"
+    sleep 1
+  done
+) &
+apid=$!
+wrk -t2 -c2 -d${DUR}s --latency -s "$WORK/mix.lua" "http://127.0.0.1:$PORT" > "$WORK/wrk-live.txt"
+wait $apid || true
+live_bytes=$(stat -c %s "$live")
+rm -f "$live"
+echo "$live_bytes" > "$WORK/live-bytes.txt"
 sweeps=$(grep -c "sweep failed" "$WORK/serve.log" || true)
 # The same mix in one process without HTTP (recall bench-search, same arena
 # budget as the server's default), to separate the search core from the server.
@@ -144,6 +165,9 @@ L = [f"# HTTP load benchmark — {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC
 for c in (2, 16):
     p50, p99, rps, n, bad = parse(os.path.join(work, f"wrk-c{c}.txt"))
     L.append(f"| {c} | {n} | {p50:.2f} | {p99:.2f} | {rps:.0f} | {bad} |")
+p50, p99, rps, n, bad = parse(os.path.join(work, "wrk-live.txt"))
+live_mb = int(open(os.path.join(work, "live-bytes.txt")).read()) / 1e6
+L.append(f"| 2, an agent appending a line per second to a {live_mb:.1f} MB transcript | {n} | {p50:.2f} | {p99:.2f} | {rps:.0f} | {bad} |")
 p50, p99, rps, n, bad = parse(os.path.join(work, "wrk-rss.txt"))
 L += ["", f"RSS over {n} requests at concurrency 2 (p50 {p50:.2f} ms, p99 {p99:.2f} ms, {bad} non-2xx): "
       f"first {rss[0]//1024} MiB, last {rss[-1]//1024} MiB, min {min(rss)//1024} MiB, max {max(rss)//1024} MiB "

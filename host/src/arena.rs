@@ -278,6 +278,27 @@ impl Arena {
         })
     }
 
+    /// Caches a shard prepared elsewhere (the indexer's, just written), under
+    /// the slot its tool rows call for, with its filters.
+    pub fn insert(&self, name: &str, shard: Arc<PreparedShard>) {
+        let slot = if shard.has_tools {
+            format!("{name}+tools")
+        } else {
+            name.to_string()
+        };
+        let size = shard.heap_bytes();
+        let grams = shard.grams.clone();
+        let gsize = grams.heap_bytes();
+        self.shards
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(&slot, shard, size);
+        self.grams
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(name, grams, gsize);
+    }
+
     /// The cached trigram filters of `name`, or `read()`'s bytes parsed and
     /// cached; `None` when there are none (the shard is then loaded).
     pub fn grams(

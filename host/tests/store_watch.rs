@@ -7,11 +7,11 @@
 mod store_support;
 
 use recall_host::extract::Roots;
-use recall_host::index::{IndexOptions, Indexer};
+use recall_host::index::{IndexOptions, Indexer, ShardHook};
 use recall_host::store::Store;
 use std::fs::{self, OpenOptions};
 use std::io::Write;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use store_support::*;
 
@@ -25,8 +25,18 @@ fn refresh_sweeps_only_what_changed() {
     opts.workers = 1;
     let ix = Indexer::new(store.clone(), opts);
     assert!(ix.watch_sources());
+    let handed: Arc<Mutex<Vec<String>>> = Arc::default();
+    let h = handed.clone();
+    ix.on_live_shard(ShardHook::new(move |name, shard| {
+        assert!(shard.has_tools);
+        h.lock().unwrap().push(name.to_string());
+    }));
     let backfill = ix.sweep().unwrap();
     assert_eq!(backfill.new_sessions, 6);
+    assert!(
+        handed.lock().unwrap().is_empty(),
+        "a backfill hands over nothing"
+    );
     let refresh = || ix.refresh(Duration::ZERO);
     assert!(refresh().is_none(), "nothing changed: no sweep");
 
@@ -51,6 +61,11 @@ fn refresh_sweeps_only_what_changed() {
     assert_eq!(m.sessions.len(), 6, "no other session lost");
     assert!(m.sessions.values().all(|e| !e.source_gone));
     assert_eq!(m.sessions[&session_key(2)].meta.messages, 7);
+    assert_eq!(
+        *handed.lock().unwrap(),
+        [m.sessions[&session_key(2)].generation_file.clone()],
+        "the live session's new shard is handed over"
+    );
 
     // A new session file: a full discovery.
     write_session(&home, 9, 2, 100);

@@ -32,6 +32,13 @@ impl StoreBackend {
     pub fn new(indexer: Arc<Indexer>, catalog: StoreCatalog, indexing: bool) -> StoreBackend {
         if indexing {
             indexer.watch_sources();
+            // A session an agent is writing is searched right after each
+            // refresh: hand its new shard to the arena instead of having the
+            // next search parse it back from disk.
+            let arena = catalog.arena().clone();
+            indexer.on_live_shard(crate::index::ShardHook::new(move |name, shard| {
+                arena.insert(name, shard)
+            }));
         }
         StoreBackend {
             indexer,

@@ -80,6 +80,32 @@ impl IndexOptions {
     }
 }
 
+/// Receives the prepared shard of every live unit a sweep writes (its
+/// generation file name and the shard, tool rows included), e.g. to put it
+/// in the search arena before the first search asks for it.
+#[derive(Clone)]
+pub struct ShardHook(Arc<HookFn>);
+
+type HookFn = dyn Fn(&str, Arc<recall_core::PreparedShard>) + Send + Sync;
+
+impl ShardHook {
+    /// A hook calling `f`.
+    pub fn new(f: impl Fn(&str, Arc<recall_core::PreparedShard>) + Send + Sync + 'static) -> Self {
+        ShardHook(Arc::new(f))
+    }
+
+    /// Hands over one shard.
+    pub fn call(&self, generation_file: &str, shard: Arc<recall_core::PreparedShard>) {
+        (self.0)(generation_file, shard)
+    }
+}
+
+impl std::fmt::Debug for ShardHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ShardHook")
+    }
+}
+
 /// The indexer of one store.
 #[derive(Debug)]
 pub struct Indexer {
@@ -96,6 +122,7 @@ pub struct Indexer {
     units: Mutex<HashMap<PathBuf, Arc<SessionSource>>>,
     /// Wall ms when this process's last full sweep started.
     last_full_ms: AtomicI64,
+    shard_hook: Mutex<Option<ShardHook>>,
 }
 
 impl Indexer {
@@ -111,6 +138,7 @@ impl Indexer {
             watch: Mutex::new(None),
             units: Mutex::new(HashMap::new()),
             last_full_ms: AtomicI64::new(0),
+            shard_hook: Mutex::new(None),
         }
     }
 
@@ -127,6 +155,15 @@ impl Indexer {
             }
         }
         false
+    }
+
+    /// Sets the hook that receives live units' prepared shards.
+    pub fn on_live_shard(&self, hook: ShardHook) {
+        *lock(&self.shard_hook) = Some(hook);
+    }
+
+    fn shard_hook(&self) -> Option<ShardHook> {
+        lock(&self.shard_hook).clone()
     }
 
     /// Whether the sources may have changed since the last sweep began:

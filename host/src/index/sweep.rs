@@ -11,6 +11,7 @@ use super::build::{self, Previous};
 use super::cursor::capture;
 use super::plan::{self, expired, Kind, Work};
 use super::resume;
+use super::ShardHook;
 use super::{needs_reparse, IndexError, Indexer, PARSER_VERSION};
 use crate::extract::{self, Extracted, SessionSource};
 use crate::store::retention::newest_ms;
@@ -18,12 +19,13 @@ use crate::store::retention::{GcMode, FULL_GC_EVERY_MS};
 use crate::store::snapshots::GRACE_MS;
 use crate::store::{wall_ms, Batch, SkipReason, SkippedUnit, Store};
 use recall_core::model::{FileCursor, ManifestEntry, Shard};
-use recall_core::{PreparedShard, ShardGrams};
+use recall_core::PreparedShard;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::mpsc;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// What a sweep did.
@@ -172,16 +174,17 @@ fn execute(
     let mut last_publish = Instant::now();
     // Live units keep extraction checkpoints; a backfill writes none.
     let checkpoints = !report.backfill;
+    let hook = if checkpoints { ix.shard_hook() } else { None };
     let mut failure: Option<IndexError> = None;
 
     std::thread::scope(|scope| {
         for _ in 0..workers {
             let tx = tx.clone();
-            let (work, next) = (&work, &next);
+            let (work, next, hook) = (&work, &next, &hook);
             scope.spawn(move || loop {
                 let i = next.fetch_add(1, Relaxed);
                 let Some(w) = work.get(i) else { break };
-                let done = process(store, w, watermark, checkpoints);
+                let done = process(store, w, watermark, checkpoints, hook.as_ref());
                 if tx.send((i, done)).is_err() {
                     break;
                 }
@@ -341,7 +344,14 @@ fn absorb(
 
 /// Extracts one unit (resuming from its checkpoint when it only grew) and
 /// writes its generation. `checkpoints` = keep a checkpoint for a live unit.
-fn process(store: &Store, w: &Work, watermark: i64, checkpoints: bool) -> Processed {
+/// `hook` gets the prepared shard of a live unit (to pre-warm a cache).
+fn process(
+    store: &Store,
+    w: &Work,
+    watermark: i64,
+    checkpoints: bool,
+    hook: Option<&ShardHook>,
+) -> Processed {
     let failed = |bytes_read| Processed {
         done: Done::Failed,
         bytes_read,
@@ -393,7 +403,10 @@ fn process(store: &Store, w: &Work, watermark: i64, checkpoints: bool) -> Proces
     let (bytes_read, resumed) = (r.bytes_read, r.resumed);
     let done = match r.extracted {
         None => Done::Empty { main, files },
-        Some(x) => session(store, w, x, generation, files, main, watermark),
+        Some(x) => {
+            let hook = hook.filter(|_| live);
+            session(store, hook, w, x, generation, files, main, watermark)
+        }
     };
     Processed {
         done,
@@ -403,8 +416,10 @@ fn process(store: &Store, w: &Work, watermark: i64, checkpoints: bool) -> Proces
 }
 
 /// Builds and writes the shard of an extracted unit.
+#[allow(clippy::too_many_arguments)]
 fn session(
     store: &Store,
+    hook: Option<&ShardHook>,
     w: &Work,
     extracted: Extracted,
     generation: u32,
@@ -433,6 +448,7 @@ fn session(
         });
     match write_shard(
         store,
+        hook,
         extracted,
         generation,
         previous,
@@ -449,8 +465,10 @@ fn session(
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn write_shard(
     store: &Store,
+    hook: Option<&ShardHook>,
     x: Extracted,
     generation: u32,
     previous: Option<Previous<'_>>,
@@ -464,8 +482,11 @@ fn write_shard(
     let entry = build::entry(&shard, name, body.len() as u64, files, watermark, context);
     // The trigram filters let searches skip this shard without loading it.
     // Without them searches only load more: not a reason to fail the unit.
-    let grams = ShardGrams::build(&PreparedShard::new(shard));
-    let _ = store.write_grams(&entry.generation_file, &grams.to_bytes());
+    let prepared = PreparedShard::new(shard);
+    let _ = store.write_grams(&entry.generation_file, &prepared.grams.to_bytes());
+    if let Some(hook) = hook {
+        hook.call(&entry.generation_file, Arc::new(prepared));
+    }
     Some(entry)
 }
 
