@@ -130,9 +130,14 @@ impl<V> Lru<V> {
         }
     }
 
-    fn insert(&mut self, name: &str, value: Arc<V>, size: usize) {
+    /// Inserts `value`; returns what was evicted, for the caller to drop
+    /// after releasing the lock (freeing a large shard takes a while, and
+    /// other searches should not wait for it).
+    #[must_use = "drop the evicted values outside the lock"]
+    fn insert(&mut self, name: &str, value: Arc<V>, size: usize) -> Vec<Arc<V>> {
+        let mut evicted = Vec::new();
         if size > self.budget || self.map.contains_key(name) {
-            return;
+            return evicted;
         }
         while self.bytes + size > self.budget {
             let victim = match self.probation.pop_first() {
@@ -147,6 +152,7 @@ impl<V> Lru<V> {
                 if slot.protected {
                     self.protected_bytes -= slot.size;
                 }
+                evicted.push(slot.value);
             }
         }
         self.tick += 1;
@@ -161,6 +167,7 @@ impl<V> Lru<V> {
             },
         );
         self.bytes += size;
+        evicted
     }
 }
 
@@ -262,16 +269,20 @@ impl Arena {
         let shard = Arc::new(shard);
         let size = shard.heap_bytes();
         let slot = if tools { full.as_str() } else { name };
-        self.shards
+        let evicted = self
+            .shards
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .insert(slot, shard.clone(), size);
+        drop(evicted);
         let grams = shard.grams.clone();
         let gsize = grams.heap_bytes();
-        self.grams
+        let evicted = self
+            .grams
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .insert(name, grams, gsize);
+        drop(evicted);
         Ok(Loaded {
             shard,
             fresh_bytes: bytes.len() as u64,
@@ -289,14 +300,18 @@ impl Arena {
         let size = shard.heap_bytes();
         let grams = shard.grams.clone();
         let gsize = grams.heap_bytes();
-        self.shards
+        let evicted = self
+            .shards
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .insert(&slot, shard, size);
-        self.grams
+        drop(evicted);
+        let evicted = self
+            .grams
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .insert(name, grams, gsize);
+        drop(evicted);
     }
 
     /// The cached trigram filters of `name`, or `read()`'s bytes parsed and
@@ -316,10 +331,12 @@ impl Arena {
         }
         let g = Arc::new(ShardGrams::from_bytes(&read()?)?);
         let size = g.heap_bytes();
-        self.grams
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(name, g.clone(), size);
+        let evicted =
+            self.grams
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(name, g.clone(), size);
+        drop(evicted);
         Some(g)
     }
 
@@ -376,11 +393,11 @@ mod tests {
     fn a_streaming_query_does_not_evict_the_shards_queries_reuse() {
         let mut lru: Lru<u8> = Lru::new(100);
         for n in ["hot1", "hot2"] {
-            lru.insert(n, Arc::new(0), 10);
+            let _ = lru.insert(n, Arc::new(0), 10);
             assert!(lru.get(n).is_some()); // used twice: protected
         }
         for i in 0..50 {
-            lru.insert(&format!("scan{i}"), Arc::new(0), 10);
+            let _ = lru.insert(&format!("scan{i}"), Arc::new(0), 10);
         }
         assert!(lru.get("hot1").is_some() && lru.get("hot2").is_some());
         assert!(lru.bytes <= 100);
@@ -388,7 +405,7 @@ mod tests {
         // The protected share is bounded: promoting many demotes the oldest.
         for i in 0..12 {
             let n = format!("p{i}");
-            lru.insert(&n, Arc::new(0), 10);
+            let _ = lru.insert(&n, Arc::new(0), 10);
             lru.get(&n);
         }
         assert!(lru.protected_bytes <= 80 && lru.bytes <= 100);
