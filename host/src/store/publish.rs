@@ -122,11 +122,9 @@ impl Store {
                 m.updated_at_ms = now;
                 m.parser_version = batch.parser_version;
                 if existed {
-                    snapshots::keep(
-                        &self.dir().join(snapshots::SNAPSHOTS),
-                        &base,
-                        &self.dir().join(manifest::MANIFEST),
-                    )?;
+                    if let Some(bytes) = self.manifest_bytes()? {
+                        snapshots::save(&self.dir().join(snapshots::SNAPSHOTS), &base, &bytes)?;
+                    }
                 }
                 manifest::write(self.dir(), &manifest::to_bytes(&m)?)?;
                 out.written = true;

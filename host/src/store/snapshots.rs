@@ -36,32 +36,6 @@ pub fn save(dir: &Path, m: &Manifest, bytes: &[u8]) -> Result<(), StoreError> {
     write_replace(dir, &tmp, &dest, bytes).map_err(|e| StoreError::io(&dest, e))
 }
 
-/// Keeps the manifest file `current` (whose content is `m`) as `m`'s
-/// snapshot: a hard link, since the manifest is only ever replaced by a
-/// rename, never rewritten in place — no copy of megabytes per publish. Where
-/// links are not supported the bytes are copied.
-pub fn keep(dir: &Path, m: &Manifest, current: &Path) -> Result<(), StoreError> {
-    let Some(dest) = path(dir, &m.store_id, m.revision) else {
-        return Ok(());
-    };
-    let _ = fs::remove_file(&dest);
-    match fs::hard_link(current, &dest) {
-        // Its age counts from now, when it was superseded (the pruning
-        // grace), not from when it was written.
-        Ok(()) => fs::File::options()
-            .write(true)
-            .open(&dest)
-            .and_then(|f| f.set_modified(std::time::SystemTime::now()))
-            .map_err(|e| StoreError::io(&dest, e)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(_) => match fs::read(current) {
-            Ok(bytes) => save(dir, m, &bytes),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(StoreError::io(current, e)),
-        },
-    }
-}
-
 /// Reads a retained snapshot.
 pub fn load(dir: &Path, store_id: &str, revision: u64) -> Option<Manifest> {
     let p = path(dir, store_id, revision)?;
@@ -140,37 +114,4 @@ pub fn remove_all(dir: &Path) -> Result<(), StoreError> {
         Err(e) => return Err(StoreError::io(dir, e)),
     }
     fs::create_dir_all(dir).map_err(|e| StoreError::io(dir, e))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::time::{Duration, SystemTime};
-
-    #[test]
-    fn a_kept_manifest_survives_its_replacement_and_ages_from_now() {
-        let base = std::env::temp_dir().join(format!("recall-snap-{}", random_hex(6)));
-        let snaps = base.join(SNAPSHOTS);
-        fs::create_dir_all(&snaps).unwrap();
-        let mut m = Manifest::empty("abcdef012345".into(), 1);
-        m.revision = 7;
-        let current = base.join("manifest.json");
-        fs::write(&current, serde_json::to_vec(&m).unwrap()).unwrap();
-        let hour_ago = SystemTime::now() - Duration::from_secs(3600);
-        fs::File::options()
-            .write(true)
-            .open(&current)
-            .unwrap()
-            .set_modified(hour_ago)
-            .unwrap();
-        keep(&snaps, &m, &current).unwrap();
-        // The manifest is replaced by a rename, as publishes do.
-        let tmp = base.join("next.json");
-        fs::write(&tmp, b"{}").unwrap();
-        fs::rename(&tmp, &current).unwrap();
-        assert_eq!(load(&snaps, &m.store_id, 7), Some(m.clone()));
-        let (kept, _) = prune(&snaps, 60_000, false).unwrap();
-        assert_eq!(kept, 1, "superseded just now: within the grace period");
-        fs::remove_dir_all(&base).unwrap();
-    }
 }
