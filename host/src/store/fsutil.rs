@@ -36,12 +36,26 @@ pub fn random_hex(bytes: usize) -> String {
 /// fsyncs the directory: readers see the old file or the new one, never a
 /// mix, and the new one survives a crash once this returns.
 pub fn write_atomic(dir: &Path, tmp_name: &str, dest: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_atomic_with(dir, tmp_name, dest, bytes, |_| {})
+}
+
+/// [`write_atomic`], calling `before_rename` with the written file's
+/// metadata (what `dest` will have) just before it gets its name.
+pub fn write_atomic_with(
+    dir: &Path,
+    tmp_name: &str,
+    dest: &Path,
+    bytes: &[u8],
+    before_rename: impl FnOnce(&fs::Metadata),
+) -> io::Result<()> {
     let tmp = dir.join(tmp_name);
     let result = (|| {
         let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
         f.write_all(bytes)?;
         f.sync_all()?;
+        let meta = f.metadata()?;
         drop(f);
+        before_rename(&meta);
         fs::rename(&tmp, dest)?;
         sync_dir(dir)
     })();

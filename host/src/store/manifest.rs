@@ -2,7 +2,7 @@
 //! serialization (compact; struct fields in declaration order, map keys
 //! sorted) and the durable atomic replace.
 
-use super::fsutil::{random_hex, write_atomic};
+use super::fsutil::{random_hex, write_atomic, write_atomic_with};
 use super::StoreError;
 use recall_core::model::Manifest;
 use std::fs;
@@ -60,6 +60,18 @@ pub fn write(dir: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     let tmp = format!(".manifest.tmp-{}", random_hex(8));
     let dest = dir.join(MANIFEST);
     write_atomic(dir, &tmp, &dest, bytes).map_err(|e| StoreError::io(&dest, e))
+}
+
+/// [`write`], calling `before_rename` with the new file's metadata just
+/// before it replaces the manifest (to cache what readers will find).
+pub fn write_with(
+    dir: &Path,
+    bytes: &[u8],
+    before_rename: impl FnOnce(&fs::Metadata),
+) -> Result<(), StoreError> {
+    let tmp = format!(".manifest.tmp-{}", random_hex(8));
+    let dest = dir.join(MANIFEST);
+    write_atomic_with(dir, &tmp, &dest, bytes, before_rename).map_err(|e| StoreError::io(&dest, e))
 }
 
 /// Moves a corrupt manifest aside as `manifest.corrupt-<ms>` (never

@@ -99,13 +99,16 @@ struct Stamp {
 }
 
 fn stamp(path: &Path) -> Option<Stamp> {
-    let m = fs::metadata(path).ok()?;
-    Some(Stamp {
+    fs::metadata(path).ok().map(|m| stamp_of(&m))
+}
+
+fn stamp_of(m: &fs::Metadata) -> Stamp {
+    Stamp {
         dev: m.dev(),
         ino: m.ino(),
         len: m.len(),
         mtime_ns: i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec()),
-    })
+    }
 }
 
 /// An open store.
@@ -224,11 +227,11 @@ impl Store {
         })
     }
 
-    /// Caches `m` as the manifest now on disk (just written under the lock).
-    pub(crate) fn remember(&self, m: Manifest) {
-        let st = stamp(&self.dir.join(manifest::MANIFEST));
-        if let (Some(st), Ok(mut guard)) = (st, self.cached.lock()) {
-            *guard = Some((st, Arc::new(m)));
+    /// Caches `m` as the manifest whose file has `meta` (being written under
+    /// the lock).
+    pub(crate) fn remember(&self, meta: &fs::Metadata, m: Arc<Manifest>) {
+        if let Ok(mut guard) = self.cached.lock() {
+            *guard = Some((stamp_of(meta), m));
         }
     }
 

@@ -126,12 +126,14 @@ impl Store {
                         snapshots::save(&self.dir().join(snapshots::SNAPSHOTS), &base, &bytes)?;
                     }
                 }
-                manifest::write(self.dir(), &manifest::to_bytes(&m)?)?;
-                out.written = true;
+                let bytes = manifest::to_bytes(&m)?;
                 revision = m.revision;
-                // Under the writer lock nobody else writes it: the next read
-                // need not parse what was just serialized.
-                self.remember(m);
+                // Under the writer lock nobody else writes it: readers find
+                // the new manifest already parsed from the moment it has its
+                // name (none of them parses megabytes just written).
+                let m = Arc::new(m);
+                manifest::write_with(self.dir(), &bytes, |meta| self.remember(meta, m.clone()))?;
+                out.written = true;
                 state_changed |= !out.retired.is_empty();
             }
         }
