@@ -267,22 +267,8 @@ impl Arena {
                 }
             })?;
         let shard = Arc::new(shard);
-        let size = shard.heap_bytes();
-        let slot = if tools { full.as_str() } else { name };
-        let evicted = self
-            .shards
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(slot, shard.clone(), size);
-        drop(evicted);
-        let grams = shard.grams.clone();
-        let gsize = grams.heap_bytes();
-        let evicted = self
-            .grams
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(name, grams, gsize);
-        drop(evicted);
+        // Prepared with tool rows exactly when `tools`: the slot looked up.
+        self.insert(name, shard.clone());
         Ok(Loaded {
             shard,
             fresh_bytes: bytes.len() as u64,
