@@ -15,7 +15,7 @@
 //! occurrences in every record of the lane. `relevance` scans shards in
 //! descending order of that bound and stops once the page is certain.
 
-use crate::prepared::{Lane, PreparedShard};
+use crate::prepared::Lane;
 
 /// Smallest and largest bitset, in bits (powers of two).
 const MIN_BITS: usize = 1 << 9;
@@ -164,14 +164,6 @@ impl ShardGrams {
         Some(conv.max(tool))
     }
 
-    /// Builds the filters of a prepared shard.
-    pub fn build(shard: &PreparedShard) -> ShardGrams {
-        ShardGrams {
-            conversation: GramSet::build(&shard.conversation),
-            tool: GramSet::build(&shard.tool),
-        }
-    }
-
     /// Serializes (for a host to keep beside the generation file).
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = vec![VERSION];
@@ -235,6 +227,7 @@ impl ShardGrams {
 mod tests {
     use super::*;
     use crate::model::*;
+    use crate::prepared::PreparedShard;
 
     fn shard(texts: &[&str]) -> PreparedShard {
         PreparedShard::new(Shard {
@@ -275,7 +268,7 @@ mod tests {
     #[test]
     fn no_false_negatives_and_round_trip() {
         let s = shard(&["Die Straße", "connection pool", "数据库"]);
-        let g = ShardGrams::build(&s);
+        let g = (*s.grams).clone();
         for t in ["strasse", "die stra", "pool", "n p", "数据库", "据"] {
             assert!(g.conversation.may_contain(t.as_bytes()), "{t}");
         }

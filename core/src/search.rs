@@ -143,7 +143,12 @@ pub fn search(request: &Request, env: &SearchEnv<'_>) -> Result<Response, QueryE
     let needles: Vec<&[u8]> = query.terms.iter().map(|t| t.as_bytes()).collect();
     let want_conv = query.roles.iter().any(|r| *r != Role::Tool);
     let want_tool = query.scope == Scope::All && query.roles.contains(&Role::Tool);
-    let mut candidates: Vec<(&String, &ManifestEntry)> = manifest
+    let newest = query.sort == Sort::Newest;
+    // Each candidate with the bound the scan is ordered by: its newest
+    // record (newest), or the best score a record of it may have
+    // (relevance; `unknown` without filters, scanned first).
+    let unknown = i128::from(u64::MAX);
+    let mut candidates: Vec<(i128, &String, &ManifestEntry)> = manifest
         .sessions
         .iter()
         .filter(|(_, e)| query.source_matches(e.meta.source))
@@ -152,34 +157,19 @@ pub fn search(request: &Request, env: &SearchEnv<'_>) -> Result<Response, QueryE
             (Some(since), Some(max)) => max >= since,
             _ => true,
         })
-        .collect();
-    let newest = query.sort == Sort::Newest;
-    // The scan order's bound per candidate: newest record (newest), best
-    // possible score (relevance; u64::MAX = unknown, scanned first).
-    let mut bounds: Vec<i128> = if newest {
-        candidates
-            .iter()
-            .map(|(_, e)| i128::from(bound(e)))
-            .collect()
-    } else {
-        candidates
-            .iter()
-            .map(|(k, e)| {
+        .map(|(k, e)| {
+            let b = if newest {
+                i128::from(bound(e))
+            } else {
                 env.catalog
                     .grams(k, e)
                     .and_then(|g| g.max_score(&needles, want_conv, want_tool))
-                    .map_or(i128::from(u64::MAX), i128::from)
-            })
-            .collect()
-    };
-    let mut order: Vec<usize> = (0..candidates.len()).collect();
-    order.sort_by(|&a, &b| {
-        bounds[b]
-            .cmp(&bounds[a])
-            .then(candidates[a].0.cmp(candidates[b].0))
-    });
-    candidates = order.iter().map(|&i| candidates[i]).collect();
-    bounds = order.iter().map(|&i| bounds[i]).collect();
+                    .map_or(unknown, i128::from)
+            };
+            (b, k, e)
+        })
+        .collect();
+    candidates.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
     // What a found session is compared with against a bound.
     let rank = |f: &Found| -> i128 {
         if newest {
@@ -188,16 +178,14 @@ pub fn search(request: &Request, env: &SearchEnv<'_>) -> Result<Response, QueryE
             i128::from(f.sort_key.score.unwrap_or(0))
         }
     };
-    let unknown = i128::from(u64::MAX);
 
     let mut found: Vec<Found> = Vec::new();
     let mut fresh: u64 = 0;
     let mut partial = None;
     let mut scanned = 0;
-    for (i, (key, entry)) in candidates.iter().enumerate() {
-        // Everything left ranks at or below this bound.
-        let next = bounds[i];
-        if i > 0 && next < unknown {
+    for (i, &(next, key, entry)) in candidates.iter().enumerate() {
+        // Everything left ranks at or below `next`.
+        if next < unknown {
             let certain = found.iter().filter(|f| rank(f) > next).count();
             if certain > query.limit {
                 break;
@@ -243,7 +231,7 @@ pub fn search(request: &Request, env: &SearchEnv<'_>) -> Result<Response, QueryE
     // unscanned keep their place (best effort without a bound); the cursor
     // resumes after them.
     if partial == Some(PartialReason::Budget) {
-        if let Some(&b) = bounds.get(scanned) {
+        if let Some(&(b, _, _)) = candidates.get(scanned) {
             if newest || b < unknown {
                 found.retain(|f| rank(f) > b);
             }

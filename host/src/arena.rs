@@ -402,7 +402,7 @@ mod tests {
     fn filters_come_from_loaded_shards_or_their_bytes() {
         let arena = Arena::default();
         let shard = PreparedShard::from_bytes(&body("zebrafinch")).unwrap();
-        let bytes = ShardGrams::build(&shard).to_bytes();
+        let bytes = shard.grams.to_bytes();
         let g = arena.grams("x", || Some(bytes.clone())).unwrap();
         assert!(g.may_match(&[b"zebra"], true, false));
         assert!(!g.may_match(&[b"quokka"], true, false));
