@@ -172,19 +172,22 @@ fn execute(
     let workers = ix.opts.worker_count().min(work.len()).max(1);
     let sweep_start = Instant::now();
     let mut last_publish = Instant::now();
-    // Live units keep extraction checkpoints; a backfill writes none.
-    let checkpoints = !report.backfill;
-    let hook = if checkpoints { ix.shard_hook() } else { None };
+    let unit_ctx = Units {
+        store,
+        watermark,
+        backfill: report.backfill,
+        hook: ix.shard_hook(),
+    };
     let mut failure: Option<IndexError> = None;
 
     std::thread::scope(|scope| {
         for _ in 0..workers {
             let tx = tx.clone();
-            let (work, next, hook) = (&work, &next, &hook);
+            let (work, next, unit_ctx) = (&work, &next, &unit_ctx);
             scope.spawn(move || loop {
                 let i = next.fetch_add(1, Relaxed);
                 let Some(w) = work.get(i) else { break };
-                let done = process(store, w, watermark, checkpoints, hook.as_ref());
+                let done = unit_ctx.process(w);
                 if tx.send((i, done)).is_err() {
                     break;
                 }
@@ -342,152 +345,144 @@ fn absorb(
     }
 }
 
-/// Extracts one unit (resuming from its checkpoint when it only grew) and
-/// writes its generation. `checkpoints` = keep a checkpoint for a live unit.
-/// `hook` gets the prepared shard of a live unit (to pre-warm a cache).
-fn process(
-    store: &Store,
-    w: &Work,
+/// What the workers of a sweep share to process units.
+struct Units<'a> {
+    store: &'a Store,
     watermark: i64,
-    checkpoints: bool,
-    hook: Option<&ShardHook>,
-) -> Processed {
-    let failed = |bytes_read| Processed {
-        done: Done::Failed,
-        bytes_read,
-        resumed: false,
-    };
-    let generation = match w.kind {
-        Kind::Rewritten => w.old_generation.saturating_add(1),
-        _ => w.old_generation,
-    };
-    let mut files = Vec::with_capacity(w.src.files.len());
-    let mut src = w.src.clone();
-    src.files.clear();
-    for f in &w.src.files {
-        match capture(f, generation) {
-            Ok(c) => {
-                files.push(c);
-                src.files.push(f.clone());
+    backfill: bool,
+    /// Receives the shards of live units.
+    hook: Option<ShardHook>,
+}
+
+impl Units<'_> {
+    /// A unit an agent is writing now (grown, or born after the backfill):
+    /// it keeps an extraction checkpoint and its shard goes to the hook. A
+    /// backfill has none.
+    fn live(&self, w: &Work) -> bool {
+        !self.backfill && matches!(w.kind, Kind::New | Kind::Appended)
+    }
+
+    /// Extracts one unit (resuming from its checkpoint when it only grew)
+    /// and writes its generation.
+    fn process(&self, w: &Work) -> Processed {
+        let store = self.store;
+        let failed = |bytes_read| Processed {
+            done: Done::Failed,
+            bytes_read,
+            resumed: false,
+        };
+        let generation = match w.kind {
+            Kind::Rewritten => w.old_generation.saturating_add(1),
+            _ => w.old_generation,
+        };
+        let mut files = Vec::with_capacity(w.src.files.len());
+        let mut src = w.src.clone();
+        src.files.clear();
+        for f in &w.src.files {
+            match capture(f, generation) {
+                Ok(c) => {
+                    files.push(c);
+                    src.files.push(f.clone());
+                }
+                // A secondary file that vanished since discovery is simply
+                // not part of the session any more; a vanished main file
+                // fails.
+                Err(_) if !files.is_empty() => {}
+                Err(_) => return failed(0),
             }
-            // A secondary file that vanished since discovery is simply not
-            // part of the session any more; a vanished main file fails.
-            Err(_) if !files.is_empty() => {}
-            Err(_) => return failed(0),
+        }
+        let main = files.first().map(|c| c.path.clone()).unwrap_or_default();
+        // Each file is read up to its cursor's offset: what lies past it is
+        // the next sweep's (as an append).
+        let ends: Vec<u64> = files.iter().map(|c| c.offset).collect();
+        let from = match w.kind {
+            Kind::Appended => resume::load(store, &w.src.unit),
+            _ => None,
+        };
+        let run = catch_unwind(AssertUnwindSafe(|| {
+            extract::extract_resumable(&src, &ends, from.as_ref())
+        }));
+        let r = match run {
+            Ok(Ok(r)) => r,
+            Ok(Err(_)) | Err(_) => {
+                resume::forget(store, &w.src.unit);
+                return failed(0);
+            }
+        };
+        match r.checkpoint {
+            Some(cp) if self.live(w) => resume::save(store, &w.src.unit, cp, &files),
+            _ if from.is_some() || w.kind == Kind::Rewritten => resume::forget(store, &w.src.unit),
+            _ => {}
+        }
+        let done = match r.extracted {
+            None => Done::Empty { main, files },
+            Some(x) => match self.write_shard(w, x, generation, files) {
+                Some((key, entry)) => Done::Session {
+                    main,
+                    key,
+                    entry: Box::new(entry),
+                },
+                None => Done::Failed,
+            },
+        };
+        Processed {
+            done,
+            bytes_read: r.bytes_read,
+            resumed: r.resumed,
         }
     }
-    let main = files.first().map(|c| c.path.clone()).unwrap_or_default();
-    // Each file is read up to its cursor's offset: what lies past it is the
-    // next sweep's (as an append).
-    let ends: Vec<u64> = files.iter().map(|c| c.offset).collect();
-    let from = match w.kind {
-        Kind::Appended => resume::load(store, &w.src.unit),
-        _ => None,
-    };
-    let run = catch_unwind(AssertUnwindSafe(|| {
-        extract::extract_resumable(&src, &ends, from.as_ref())
-    }));
-    let r = match run {
-        Ok(Ok(r)) => r,
-        Ok(Err(_)) | Err(_) => {
-            resume::forget(store, &w.src.unit);
-            return failed(0);
-        }
-    };
-    let live = checkpoints && matches!(w.kind, Kind::New | Kind::Appended);
-    match r.checkpoint {
-        Some(cp) if live => resume::save(store, &w.src.unit, cp, &files),
-        _ if from.is_some() || w.kind == Kind::Rewritten => resume::forget(store, &w.src.unit),
-        _ => {}
-    }
-    let (bytes_read, resumed) = (r.bytes_read, r.resumed);
-    let done = match r.extracted {
-        None => Done::Empty { main, files },
-        Some(x) => {
-            let hook = hook.filter(|_| live);
-            session(store, hook, w, x, generation, files, main, watermark)
-        }
-    };
-    Processed {
-        done,
-        bytes_read,
-        resumed,
-    }
-}
 
-/// Builds and writes the shard of an extracted unit.
-#[allow(clippy::too_many_arguments)]
-fn session(
-    store: &Store,
-    hook: Option<&ShardHook>,
-    w: &Work,
-    extracted: Extracted,
-    generation: u32,
-    files: Vec<FileCursor>,
-    main: String,
-    watermark: i64,
-) -> Done {
-    // Only a rewrite carries old records (those of generations below the
-    // current one): a session never rewritten has none to carry.
-    let prev_shard = match (&w.old_file, w.kind) {
-        (Some(_), Kind::Appended) if w.old_generation == 0 => None,
-        (Some(name), Kind::Appended | Kind::Rewritten | Kind::Reparse) => store
-            .generation_bytes(name)
-            .ok()
-            .and_then(|b| serde_json::from_slice::<Shard>(&b).ok()),
-        _ => None,
-    };
-    let key = extracted.meta.key();
-    let previous = prev_shard
-        .as_ref()
-        .filter(|_| w.old_key.as_deref() == Some(key.as_str()))
-        .map(|s| Previous {
-            shard: s,
-            generation: w.old_generation,
-            rewritten: w.kind == Kind::Rewritten,
-        });
-    match write_shard(
-        store,
-        hook,
-        extracted,
-        generation,
-        previous,
-        files,
-        watermark,
-        w.context.clone(),
-    ) {
-        Some(entry) => Done::Session {
-            main,
-            key,
-            entry: Box::new(entry),
-        },
-        None => Done::Failed,
+    /// Builds, writes and filters the shard of an extracted unit; returns
+    /// its key and manifest entry.
+    fn write_shard(
+        &self,
+        w: &Work,
+        x: Extracted,
+        generation: u32,
+        files: Vec<FileCursor>,
+    ) -> Option<(String, ManifestEntry)> {
+        // Only a rewrite carries old records (those of generations below the
+        // current one): a session never rewritten has none to carry.
+        let prev_shard = match (&w.old_file, w.kind) {
+            (Some(_), Kind::Appended) if w.old_generation == 0 => None,
+            (Some(name), Kind::Appended | Kind::Rewritten | Kind::Reparse) => self
+                .store
+                .generation_bytes(name)
+                .ok()
+                .and_then(|b| serde_json::from_slice::<Shard>(&b).ok()),
+            _ => None,
+        };
+        let key = x.meta.key();
+        let previous = prev_shard
+            .as_ref()
+            .filter(|_| w.old_key.as_deref() == Some(key.as_str()))
+            .map(|s| Previous {
+                shard: s,
+                generation: w.old_generation,
+                rewritten: w.kind == Kind::Rewritten,
+            });
+        let shard = build::shard(x, generation, previous);
+        let body = serde_json::to_vec(&shard).ok()?;
+        let name = self.store.write_generation(&body).ok()?;
+        let entry = build::entry(
+            &shard,
+            name,
+            body.len() as u64,
+            files,
+            self.watermark,
+            w.context.clone(),
+        );
+        // The trigram filters let searches skip this shard without loading
+        // it. Without them searches only load more: not a reason to fail.
+        let prepared = PreparedShard::new(shard);
+        let _ = self
+            .store
+            .write_grams(&entry.generation_file, &prepared.grams.to_bytes());
+        if let Some(hook) = self.hook.as_ref().filter(|_| self.live(w)) {
+            hook.call(&entry.generation_file, Arc::new(prepared));
+        }
+        Some((key, entry))
     }
-}
-
-#[allow(clippy::too_many_arguments)]
-fn write_shard(
-    store: &Store,
-    hook: Option<&ShardHook>,
-    x: Extracted,
-    generation: u32,
-    previous: Option<Previous<'_>>,
-    files: Vec<FileCursor>,
-    watermark: i64,
-    context: Option<String>,
-) -> Option<ManifestEntry> {
-    let shard = build::shard(x, generation, previous);
-    let body = serde_json::to_vec(&shard).ok()?;
-    let name = store.write_generation(&body).ok()?;
-    let entry = build::entry(&shard, name, body.len() as u64, files, watermark, context);
-    // The trigram filters let searches skip this shard without loading it.
-    // Without them searches only load more: not a reason to fail the unit.
-    let prepared = PreparedShard::new(shard);
-    let _ = store.write_grams(&entry.generation_file, &prepared.grams.to_bytes());
-    if let Some(hook) = hook {
-        hook.call(&entry.generation_file, Arc::new(prepared));
-    }
-    Some(entry)
 }
 
 /// Garbage collection after a sweep that wrote: what publishes superseded,
