@@ -88,3 +88,29 @@ fn refresh_sweeps_only_what_changed() {
     assert_eq!(r.units, 2, "{r:?}");
     assert_eq!(store.current().unwrap().sessions.len(), 7);
 }
+
+/// `Roots::scopes` limits the watch to what discovery reads: every file of
+/// every unit of a home with all five sources must still be seen changing
+/// (a discovery reading somewhere new without a scope for it fails here).
+#[test]
+fn the_watch_sees_every_file_discovery_reads() {
+    use recall_host::index::watch::{Pending, Watch};
+    let home = temp_dir("watch-scopes");
+    recall_host::demo::write_at(&home, 1_793_000_000_000).unwrap();
+    let roots = Roots::resolve(&fs::canonicalize(&*home).unwrap(), |_| None);
+    let units = recall_host::extract::discover(&roots);
+    let sources: std::collections::BTreeSet<_> = units.iter().map(|u| u.source).collect();
+    assert_eq!(sources.len(), 5, "the demo home has every source");
+    let mut w = Watch::new(&roots.scopes()).unwrap();
+    assert_eq!(w.take(), Pending::Quiet);
+    for f in units.iter().flat_map(|u| &u.files) {
+        let file = OpenOptions::new().append(true).open(f).unwrap();
+        file.set_modified(std::time::SystemTime::now()).unwrap();
+        drop(file);
+        assert_eq!(
+            w.take(),
+            Pending::Files([f.clone()].into_iter().collect()),
+            "a change to {f:?} is seen, by name"
+        );
+    }
+}
