@@ -9,29 +9,17 @@
 #   bash bench/http.sh                 # SIZE=2G WORK=/tmp/recall-http-bench
 #   SIZE=300M bash bench/http.sh       # a quicker run
 set -euo pipefail
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cd "$root"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 SIZE=${SIZE:-2G}
 WORK=${WORK:-/tmp/recall-http-bench}
 PORT=${PORT:-17980}
 DUR=${DUR:-30}
 SERVE_FLAGS=${SERVE_FLAGS:-}   # e.g. "--arena-mib 2048" or "--no-index"
-target_dir=${CARGO_TARGET_DIR:-$root/target}
-gen="$root/../shared/corpus-gen/gen.py"
 
 if ! command -v wrk >/dev/null; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null
 fi
-cargo build --release -q -p recall-host
-bin="$target_dir/release/recall"
-mkdir -p "$WORK"
-if [ ! -f "$WORK/g/truth.jsonl" ] || [ "$(cat "$WORK/g/size" 2>/dev/null)" != "$SIZE" ]; then
-  python3 "$gen" --out "$WORK/g" --seed 5 --target-bytes "$SIZE" --force
-  echo "$SIZE" > "$WORK/g/size"
-fi
-home="$WORK/g/home"
-run() { env -u RECALL_HOME -u CLAUDE_CONFIG_DIR -u CODEX_HOME -u KIMI_CODE_HOME -u KIMI_SHARE_DIR \
-  -u PI_CODING_AGENT_DIR -u INTENDANT_HOME "$bin" --home "$home" --retention-days 0 "$@"; }
+bench_setup 5
 
 rm -rf "$home/.recall"
 t0=$(date +%s.%N)
@@ -40,8 +28,7 @@ t1=$(date +%s.%N)
 index_s=$(python3 -c "print(round($t1-$t0,1))")
 
 # Started directly (not through a function) so $! is the server's own pid.
-env -u RECALL_HOME -u CLAUDE_CONFIG_DIR -u CODEX_HOME -u KIMI_CODE_HOME -u KIMI_SHARE_DIR \
-  -u PI_CODING_AGENT_DIR -u INTENDANT_HOME "$bin" --home "$home" --retention-days 0 \
+env "${HERMETIC[@]}" "$bin" --home "$home" --retention-days 0 \
   serve --bind "127.0.0.1:$PORT" $SERVE_FLAGS 2>"$WORK/serve.log" &
 pid=$!
 trap 'kill $pid 2>/dev/null || true' EXIT

@@ -14,24 +14,11 @@
 #   bash bench/store.sh              # SIZE=2G
 #   SIZE=300M bash bench/store.sh    # a quicker run
 set -euo pipefail
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cd "$root"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 SIZE=${SIZE:-2G}
 WORK=${WORK:-/tmp/recall-store-bench}
 ROUNDS=${ROUNDS:-5}
-target_dir=${CARGO_TARGET_DIR:-$root/target}
-gen=${GEN:-$root/../shared/corpus-gen/gen.py}
-
-cargo build --release -q -p recall-host
-bin="$target_dir/release/recall"
-mkdir -p "$WORK"
-if [ ! -f "$WORK/g/truth.jsonl" ] || [ "$(cat "$WORK/g/size" 2>/dev/null)" != "$SIZE" ]; then
-  python3 "$gen" --out "$WORK/g" --seed 7 --target-bytes "$SIZE" --force
-  echo "$SIZE" > "$WORK/g/size"
-fi
-home="$WORK/g/home"
-run() { env -u RECALL_HOME -u CLAUDE_CONFIG_DIR -u CODEX_HOME -u KIMI_CODE_HOME -u KIMI_SHARE_DIR \
-  -u PI_CODING_AGENT_DIR -u INTENDANT_HOME "$bin" --home "$home" --retention-days 0 "$@"; }
+bench_setup 7
 secs() { python3 -c "import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 3))" "$1" "$2"; }
 field() { grep -F "$2" "$1" | head -1 | sed 's/.*: //'; }
 
@@ -41,7 +28,7 @@ src_bytes=$(du -sb --exclude=.recall "$home" | cut -f1)
 # 1. Backfill.
 rm -rf "$home/.recall"
 sync
-/usr/bin/time -v -o "$WORK/backfill.time" "$bin" --home "$home" --retention-days 0 index --json \
+/usr/bin/time -v -o "$WORK/backfill.time" env "${HERMETIC[@]}" "$bin" --home "$home" --retention-days 0 index --json \
   > "$WORK/backfill.json"
 wall=$(python3 -c "import json;print(json.load(open('$WORK/backfill.json'))['elapsed_ms']/1000)")
 read_mb=$(python3 -c "import json;print(round(json.load(open('$WORK/backfill.json'))['bytes_read']/1e6,1))")
@@ -62,7 +49,7 @@ nochange=()
 nc_cpu=()
 for _ in 1 2 3 4 5 6 7; do
   t0=$(date +%s.%N)
-  /usr/bin/time -f "%U %S" -o "$WORK/nochange.time" "$bin" --home "$home" --retention-days 0 index >/dev/null
+  /usr/bin/time -f "%U %S" -o "$WORK/nochange.time" env "${HERMETIC[@]}" "$bin" --home "$home" --retention-days 0 index >/dev/null
   t1=$(date +%s.%N)
   nochange+=("$(secs "$t0" "$t1")")
   nc_cpu+=("$(awk '{print $1 + $2}' "$WORK/nochange.time")")
@@ -123,7 +110,7 @@ with open(out, "w") as w:
         w.write(json.dumps(q, ensure_ascii=False) + "\n")
 PY
 nq=$(wc -l < "$WORK/queries.jsonl")
-/usr/bin/time -v -o "$WORK/search.time" "$bin" --home "$home" --retention-days 0 \
+/usr/bin/time -v -o "$WORK/search.time" env "${HERMETIC[@]}" "$bin" --home "$home" --retention-days 0 \
   bench-search --queries "$WORK/queries.jsonl" --rounds "$ROUNDS" > "$WORK/search.json"
 s_rss=$(field "$WORK/search.time" "Maximum resident set size")
 p50=$(python3 -c "import json;print(round(json.load(open('$WORK/search.json'))['p50_ms'],2))")
