@@ -114,3 +114,45 @@ fn the_watch_sees_every_file_discovery_reads() {
         );
     }
 }
+
+/// The periodic sweep (DESIGN.md §6, every 30 s in `serve`): skipped while
+/// nothing changed, focused on what did, and a full one once the last full
+/// sweep is older than `full_every`.
+#[test]
+fn the_periodic_sweep_skips_focuses_or_runs_in_full() {
+    let home = temp_dir("tick");
+    let files: Vec<_> = (0..4).map(|n| write_session(&home, n, 2, 100)).collect();
+    let store = Arc::new(Store::open(&store_dir(&home)).unwrap());
+    let mut opts = IndexOptions::new(Roots::resolve(&fs::canonicalize(&*home).unwrap(), |_| None));
+    opts.retention_days = 0;
+    opts.workers = 1;
+    let ix = Indexer::new(store, opts);
+    assert!(ix.watch_sources());
+    let hour = Duration::from_secs(3600);
+    let first = ix
+        .tick(hour)
+        .expect("the first tick is the backfill")
+        .unwrap();
+    assert!(first.backfill && first.units == 4, "{first:?}");
+    assert!(ix.tick(hour).is_none(), "nothing changed: skipped");
+    let mut w = OpenOptions::new().append(true).open(&files[1]).unwrap();
+    w.write_all(
+        pi_message(
+            "f0000001",
+            Some("00010003"),
+            "user",
+            "tick tock",
+            1_790_100_000_000,
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    drop(w);
+    let r = ix.tick(hour).expect("a sweep").unwrap();
+    assert_eq!((r.units, r.updated_sessions), (1, 1), "focused: {r:?}");
+    let r = ix
+        .tick(Duration::ZERO)
+        .expect("a full sweep is due")
+        .unwrap();
+    assert_eq!(r.units, 4, "full: {r:?}");
+}
