@@ -271,15 +271,16 @@ impl Indexer {
     /// more than `max_age` ago. Never before the first backfill finished,
     /// never waiting behind a running sweep. `None` = no sweep was due.
     pub fn refresh(&self, max_age: Duration) -> Option<Result<SweepReport, IndexError>> {
+        // The watch answers without I/O: a quiet home reads no state file.
+        if !self.sources_changed() {
+            return None;
+        }
         let st = self.store.indexer_state().ok()?;
         if !st.backfilled {
             return None;
         }
         let age = crate::store::wall_ms().saturating_sub(st.last_sweep_ms);
         if age >= 0 && (age as u128) < max_age.as_millis() {
-            return None;
-        }
-        if !self.sources_changed() {
             return None;
         }
         let _guard = self.sweeping.try_lock().ok()?;
