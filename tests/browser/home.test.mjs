@@ -238,6 +238,36 @@ test('deep links: the query, filters, open session and located hit are in the UR
   await page.close();
 });
 
+test('back and forward walk searches and filters: a pause in typing or a picked filter is a new entry', { timeout: 120_000 }, async () => {
+  const page = await openPage(browser, server.url);
+  await homeReady(page);
+  await page.fill('#q', 'strasse');
+  await waitResults(page);
+  const strasse = await page.$$eval('.session-card', (c) => c.map((x) => x.dataset.key));
+  await page.waitForTimeout(1700);
+  await page.fill('#q', 'the');
+  await waitResults(page);
+  await page.uncheck('input[name="src-codex"]');
+  await page.waitForFunction(() => new URL(location.href).searchParams.has('source'));
+  await waitResults(page);
+  await page.goBack();
+  await page.waitForFunction(() => !new URL(location.href).searchParams.has('source'));
+  assert.equal(await page.isChecked('input[name="src-codex"]'), true, 'the filter is restored');
+  assert.equal(await page.inputValue('#q'), 'the');
+  await page.goBack();
+  await page.waitForFunction(() => new URL(location.href).searchParams.get('q') === 'strasse');
+  assert.equal(await page.inputValue('#q'), 'strasse');
+  await page.waitForFunction((keys) => JSON.stringify([...document.querySelectorAll('.session-card')].map((x) => x.dataset.key)) === JSON.stringify(keys), strasse);
+  await page.goBack();
+  await page.waitForFunction(() => !new URL(location.href).searchParams.has('q'));
+  await homeReady(page);
+  assert.ok((await page.$$('.recent .session-row')).length > 0, 'back to the home page');
+  await page.goForward();
+  await page.waitForFunction(() => new URL(location.href).searchParams.get('q') === 'strasse');
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
 test('a tool-row hit opens online at scope=all with the tool row shown and highlighted', { timeout: 120_000 }, async () => {
   const page = await openPage(browser, server.url);
   const seen = [];

@@ -85,12 +85,23 @@ function listFilters() {
   return out;
 }
 
-/** Schedules a search after the debounce; shorter input shows the home page. */
-function schedule() {
-  lastInputAt = performance.now();
+/** A pause in typing this long starts a new history entry. */
+const NEW_ENTRY_AFTER_MS = 1500;
+
+/**
+ * Schedules a search after the debounce; shorter input shows the home page.
+ * `push` = this is a new view for back/forward (a filter picked, typing
+ * after a pause); a burst of keystrokes stays one history entry.
+ */
+function schedule({ push = false, typing = false } = {}) {
+  const now = performance.now();
+  // Typing after a pause, or the first keystroke on the home page, is a new view.
+  const fromHome = !new URLSearchParams(location.search).get('q');
+  const paused = typing && (fromHome || now - lastInputAt > NEW_ENTRY_AFTER_MS);
+  lastInputAt = now;
   clearTimeout(timer);
   const req = request();
-  if (!restoring) toUrl(viewState());
+  if (!restoring) toUrl(viewState(), { push: push || paused });
   shownKey = JSON.stringify({ ...req, branch: readForm(els.form).branch || '' });
   if (req.q.trim().length < MIN_CHARS) {
     controller?.abort();
@@ -142,7 +153,7 @@ function showIdle() {
 /** Changes some filters (as the user would) and reruns the view. */
 function setFilters(fields) {
   writeFilters(els.form, { ...readForm(els.form), ...fields });
-  schedule();
+  schedule({ push: true });
 }
 
 /** Applies a view state (from the URL): filters, query, open session. */
@@ -410,10 +421,10 @@ function setBackend(next) {
 }
 
 els.offlineBtn.addEventListener('click', () => toggleOffline());
-els.q.addEventListener('input', schedule);
-els.form.addEventListener('change', schedule);
+els.q.addEventListener('input', () => schedule({ typing: true }));
+els.form.addEventListener('change', (e) => schedule({ push: !['cwd', 'branch'].includes(e.target.name) }));
 els.form.addEventListener('input', (e) => {
-  if (e.target.name === 'cwd' || e.target.name === 'branch') schedule();
+  if (e.target.name === 'cwd' || e.target.name === 'branch') schedule({ typing: true });
 });
 els.form.addEventListener('click', (e) => {
   const name = e.target?.dataset?.preset;
