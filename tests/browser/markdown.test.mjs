@@ -132,6 +132,51 @@ test('highlights land on the matched characters inside rendered Markdown', { tim
   await page.close();
 });
 
+test('marks match a naive reference: exact on plain text, never misplaced on Markdown (300 random cases)', { timeout: 120_000 }, async () => {
+  const page = await openPage(browser, server.url);
+  const failures = await page.evaluate(async () => {
+    const { renderMarkdown } = await import('/js/markdown.js');
+    let seed = 16;
+    const rand = (n) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    const words = ['alpha', 'Straße', '数据库', 'naïve', 'x', 'emoji😀', 'tide', 'CSV'];
+    const markup = ['**', '*', '`', '# ', '- ', '> ', '[a](https://e.x/)', '&amp;', '\\*', '| a | b |\n|---|---|\n| c | d |', '```\ncode x\n```'];
+    const out = [];
+    for (let n = 0; n < 300; n += 1) {
+      const plain = n % 2 === 0;
+      const parts = [];
+      const len = 3 + rand(20);
+      for (let i = 0; i < len; i += 1) {
+        if (!plain && rand(4) === 0) parts.push(markup[rand(markup.length)]);
+        parts.push(words[rand(words.length)]);
+        parts.push(i % 7 === 6 ? '\n' : ' ');
+      }
+      const text = parts.join('').trim();
+      const ranges = [];
+      for (let r = rand(4) + 1, at = 0; r > 0 && at < text.length; r -= 1) {
+        const a = at + rand(Math.max(1, text.length - at));
+        const b = Math.min(text.length, a + 1 + rand(12));
+        if (b > a) ranges.push([a, b]);
+        at = b;
+      }
+      const el = renderMarkdown(text, ranges);
+      const marks = [...el.querySelectorAll('mark')].map((m) => m.textContent);
+      const inRanges = ranges.map(([a, b]) => text.slice(a, b));
+      for (const m of marks) if (!inRanges.some((r) => r.includes(m))) out.push({ text, ranges, mark: m });
+      if (plain) {
+        // Plain text: every character of a range is marked, newlines aside.
+        const want = inRanges.join('').replace(/\n/g, '');
+        if (marks.join('') !== want) out.push({ text, ranges, marks, want });
+      }
+    }
+    return out;
+  });
+  assert.deepEqual(failures.slice(0, 3), []);
+  await page.close();
+});
+
 test('the raw toggle shows the original text, and the choice is kept', { timeout: 120_000 }, async () => {
   const page = await openPage(browser, server.url);
   await openMd(page);

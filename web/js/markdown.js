@@ -68,11 +68,23 @@ function seekLine(state, token) {
   if (token.map) state.pos = Math.max(state.pos, state.lineStarts[token.map[0]] ?? state.pos);
 }
 
-/** Finds `content` in the source from the cursor; its start index or -1. */
+/** How far past the cursor a token's text is looked for (markup between tokens is short). */
+const SLACK = 2048;
+/** Code longer than this is shown without syntax highlighting (a huge paste stays fast). */
+const MAX_HIGHLIGHT = 64 * 1024;
+
+/**
+ * Finds `content` in the source from the cursor; its start index or -1. The
+ * search is bounded, so text that is not verbatim in the source (entities,
+ * escapes) costs a short scan, not one to the end of a huge entry.
+ */
 function locate(state, content) {
   if (!content) return -1;
-  const at = state.src.indexOf(content, state.pos);
-  if (at >= 0) state.pos = at + content.length;
+  const near = state.src.slice(state.pos, state.pos + content.length + SLACK);
+  const rel = near.indexOf(content);
+  if (rel < 0) return -1;
+  const at = state.pos + rel;
+  state.pos = at + content.length;
   return at;
 }
 
@@ -251,7 +263,7 @@ function codeBlock(t, state) {
     }
   };
   let tree = null;
-  if (lang && hljs.getLanguage(lang)) {
+  if (lang && hljs.getLanguage(lang) && content.length <= MAX_HIGHLIGHT) {
     code.className = `hljs language-${lang}`;
     try {
       tree = hljs.highlight(content, { language: lang, ignoreIllegals: true })._emitter?.root || null;
