@@ -4,12 +4,15 @@
 // always serves its current build) and fall back to the cache; the API is
 // never cached here (offline data lives in IndexedDB).
 
-const CACHE = 'recall-app-v1';
+const CACHE = 'recall-app-v2';
 const SHELL = [
   '/', '/index.html', '/report.html', '/css/app.css',
   '/js/app.js', '/js/api.js', '/js/bundle.js', '/js/dom.js', '/js/engine.js', '/js/filters.js', '/js/format.js',
   '/js/highlight.js', '/js/idb.js', '/js/offline.js', '/js/palette.js', '/js/results.js',
-  '/js/report.js', '/js/search-worker.js', '/js/session.js', '/js/shards.js',
+  '/js/report.js', '/js/search-worker.js', '/js/session.js', '/js/shards.js', '/js/home.js', '/js/markdown.js',
+  '/vendor/markdown-it.min.js', '/vendor/highlight/core.min.js',
+  ...['bash', 'css', 'diff', 'go', 'javascript', 'json', 'plaintext', 'python', 'rust', 'shell', 'sql', 'typescript', 'xml', 'yaml']
+    .map((l) => `/vendor/highlight/languages/${l}.min.js`),
   '/pkg/recall_core.js', '/pkg/recall_core_bg.wasm',
 ];
 

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { tempDir, makeHome, recall, launch, openPage, cleanup, comparable, XSS_KEY } from './lib/env.mjs';
+import { tempDir, makeHome, plantMarkdown, recall, launch, openPage, cleanup, comparable, XSS_KEY, MD_KEY } from './lib/env.mjs';
 import { requestMix } from './lib/requests.mjs';
 import { writeBigSession } from './lib/bigsession.mjs';
 
@@ -32,6 +32,7 @@ function report(args, name) {
 before(async () => {
   dir = tempDir('recall-report-');
   home = makeHome(dir, { sessions: 30 });
+  plantMarkdown(home);
   big = writeBigSession(home);
   cli(['index']);
   const manifest = JSON.parse(readFileSync(join(home, '.recall/index/v1/manifest.json'), 'utf8'));
@@ -116,6 +117,24 @@ test('a one-session report shows transcript text as text, never as HTML', LONG, 
   await page.waitForSelector('.session-card mark');
   const injected = await page.evaluate(() => document.querySelectorAll('main img, main script, main svg, main b').length);
   assert.equal(injected, 0);
+  assert.deepEqual(page.dialogs, []);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('a report renders Markdown like the dashboard, with nothing fetched and nothing injected', LONG, async () => {
+  const file = report([MD_KEY], 'md.html');
+  const page = await openReport(file);
+  await page.click('.session-card .title');
+  await page.waitForSelector('#session .entry.role-assistant .md h1');
+  assert.equal(await page.textContent('#session .md h1'), 'Release notes');
+  assert.ok(await page.$('#session .md pre code.hljs span.hljs-keyword'), 'highlighted code');
+  const hrefs = await page.$$eval('#session .md a', (l) => l.map((a) => a.getAttribute('href')));
+  assert.ok(hrefs.length > 0);
+  for (const h of hrefs) assert.match(h, /^https?:\/\//);
+  assert.equal(await page.$$eval('main img, main script, main iframe, main [onclick]', (l) => l.length), 0);
+  assert.ok((await page.textContent('#session')).includes('<div onclick="alert(6)">html block mdcanary</div>'));
+  assert.deepEqual(page.network, [], 'nothing left the file');
   assert.deepEqual(page.dialogs, []);
   assert.deepEqual(page.errors, []);
   await page.close();

@@ -75,8 +75,12 @@ export const online = {
     return getJson('/api/sessions/message-search', request, { signal });
   },
   /** A page of one session's entries, optionally centred on a locator. */
-  session(key, { offset, limit, locate } = {}, signal) {
-    return getJson(`/api/session/${encodeURIComponent(key)}`, { offset, limit, locate }, { signal });
+  session(key, { offset, limit, locate, scope } = {}, signal) {
+    return getJson(`/api/session/${encodeURIComponent(key)}`, { offset, limit, locate, scope }, { signal });
+  },
+  /** `GET /api/sessions`: list/filter sessions (`q` matches title, cwd, branch; `facets`). */
+  sessions(params, signal) {
+    return getJson('/api/sessions', params, { signal });
   },
   /** Ancestors and descendants of a session. */
   trace(key, signal) {

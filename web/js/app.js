@@ -1,15 +1,19 @@
-//! The dashboard: search as you type (from 2 characters, 225 ms debounce,
-//! in-flight requests aborted and stale answers dropped), filters, paging by
-//! cursor (restart on 410), indexing status, the session panel, the palette,
-//! j/k navigation and offline mode.
+//! The dashboard: the home page (no query), search as you type (from 2
+//! characters, 225 ms debounce, in-flight requests aborted and stale answers
+//! dropped) with the metadata lane above the hits, filters, paging by cursor
+//! (restart on 410), indexing status, the demo banner, the session panel with
+//! Markdown, the palette, j/k navigation, offline mode, and deep links: every
+//! view is a URL (back/forward walk them, a reload restores one).
 
 import { byId, h, replace, append } from './dom.js';
 import { online } from './api.js';
 import * as offlineStore from './offline.js';
 import { sessionCard, coverageNode, stateNote } from './results.js';
-import { SessionView } from './session.js';
+import { SessionView, encodeLocator, decodeLocator } from './session.js';
 import { Palette } from './palette.js';
-import { readFilters, writeFilters, fromUrl, toUrl } from './filters.js';
+import { readForm, request as toRequest, writeFilters, fromUrl, toUrl, preset, rangesToParam, rangesFromParam } from './filters.js';
+import { renderHome, renderLane } from './home.js';
+import { renderMarkdown } from './markdown.js';
 import { size, when } from './format.js';
 
 const DEBOUNCE_MS = 225;
@@ -20,6 +24,9 @@ const els = {
   q: byId('q'),
   form: byId('filters'),
   results: byId('results'),
+  hits: byId('hits'),
+  lane: byId('lane'),
+  demo: byId('demo-banner'),
   note: byId('note'),
   status: byId('index-status'),
   session: byId('session'),
@@ -37,19 +44,65 @@ let lastRequest = null;
 let cursor = null;
 let coverage = null;
 let lastInputAt = 0;
+let lastStatus = null;
+/** True while a URL is being applied (back/forward, reload): no new history entries. */
+let restoring = false;
+/** The query and filters last shown, so back/forward to the same search does not rerun it. */
+let shownKey = null;
 
-const sessionView = new SessionView(els.session, () => backend, (key) => openSession(key, null), () => readFilters(els.form).scope || 'conversation');
+const sessionView = new SessionView(els.session, () => backend, (key) => openSession(key, null),
+  () => toRequest(readForm(els.form)).scope || 'conversation',
+  { onChange: () => toUrl(viewState(), { push: !restoring }), markdown: renderMarkdown });
 
+/** §4 request fields of the search box and the filters. */
 function request() {
-  return { q: els.q.value, ...readFilters(els.form) };
+  return { q: els.q.value, ...toRequest(readForm(els.form)) };
 }
 
-/** Schedules a search after the debounce; shorter input clears the results. */
-function schedule() {
-  lastInputAt = performance.now();
+/** The whole view as URL fields: query, filters, open session, located hit. */
+function viewState() {
+  const st = { q: els.q.value, ...readForm(els.form) };
+  const open = sessionView.current();
+  if (open.key) {
+    st.session = open.key;
+    if (open.hit?.locator) {
+      st.hit = encodeLocator(open.hit.locator);
+      if (open.hit.ranges?.length) st.hl = rangesToParam(open.hit.ranges);
+    } else if (open.offset) {
+      st.offset = String(open.offset);
+    }
+  }
+  return st;
+}
+
+/** The list filters of `/api/sessions` (source, cwd, since, until, branch). */
+function listFilters() {
+  const st = readForm(els.form);
+  const req = toRequest(st);
+  const out = {};
+  for (const k of ['source', 'cwd', 'since', 'until']) if (req[k]) out[k] = req[k];
+  if (st.branch) out.branch = st.branch;
+  return out;
+}
+
+/** A pause in typing this long starts a new history entry. */
+const NEW_ENTRY_AFTER_MS = 1500;
+
+/**
+ * Schedules a search after the debounce; shorter input shows the home page.
+ * `push` = this is a new view for back/forward (a filter picked, typing
+ * after a pause); a burst of keystrokes stays one history entry.
+ */
+function schedule({ push = false, typing = false } = {}) {
+  const now = performance.now();
+  // Typing after a pause, or the first keystroke on the home page, is a new view.
+  const fromHome = !new URLSearchParams(location.search).get('q');
+  const paused = typing && (fromHome || now - lastInputAt > NEW_ENTRY_AFTER_MS);
+  lastInputAt = now;
   clearTimeout(timer);
   const req = request();
-  toUrl(req);
+  if (!restoring) toUrl(viewState(), { push: push || paused });
+  shownKey = JSON.stringify({ ...req, branch: readForm(els.form).branch || '' });
   if (req.q.trim().length < MIN_CHARS) {
     controller?.abort();
     generation += 1;
@@ -59,11 +112,82 @@ function schedule() {
   timer = setTimeout(() => runSearch(req), DEBOUNCE_MS);
 }
 
+let homeController = null;
+
 function showIdle() {
   replace(els.note);
-  replace(els.results, h('p', { class: 'hint' }, `Type at least ${MIN_CHARS} characters to search every conversation.`),
-    coverage ? coverageNode(coverage) : null);
+  els.lane.hidden = true;
+  replace(els.lane);
+  const hint = h('p', { class: 'hint' }, `Type at least ${MIN_CHARS} characters to search every conversation.`);
+  homeController?.abort();
+  if (backend.kind !== 'online') {
+    replace(els.hits, hint, coverage ? coverageNode(coverage) : null);
+    return;
+  }
+  const box = h('div', { class: 'home-box', 'aria-busy': 'true' });
+  replace(els.hits, hint, box);
+  const mine = new AbortController();
+  homeController = mine;
+  const st = readForm(els.form);
+  renderHome(box, {
+    api: backend,
+    filters: listFilters(),
+    status: lastStatus,
+    selectedDay: st.since && st.since === st.until ? st.since : '',
+    signal: mine.signal,
+    on: {
+      open: (s) => openSession(s.session_key, null),
+      day: (day) => setFilters({ since: day, until: day }),
+      project: (cwd) => setFilters({ cwd }),
+    },
+  }).then(() => {
+    box.removeAttribute('aria-busy');
+    document.dispatchEvent(new CustomEvent('recall:home'));
+  }).catch((e) => {
+    if (e?.name === 'AbortError') return;
+    box.removeAttribute('aria-busy');
+    replace(box, h('p', { class: 'error' }, `The session list cannot be shown: ${e.message}`), coverage ? coverageNode(coverage) : null);
+  });
 }
+
+/** Changes some filters (as the user would) and reruns the view. */
+function setFilters(fields) {
+  writeFilters(els.form, { ...readForm(els.form), ...fields });
+  schedule({ push: true });
+}
+
+/** Applies a view state (from the URL): filters, query, open session. */
+function applyState(st) {
+  restoring = true;
+  try {
+    writeFilters(els.form, st);
+    els.q.value = st.q || '';
+    const req = request();
+    const key = JSON.stringify({ ...req, branch: readForm(els.form).branch || '' });
+    if (key !== shownKey) {
+      schedule();
+      clearTimeout(timer);
+      if (req.q.trim().length >= MIN_CHARS) runSearch(req);
+    }
+    const open = sessionView.current();
+    if (!st.session) {
+      if (open.key) sessionView.close();
+    } else {
+      let hit = null;
+      if (st.hit) {
+        const locator = decodeLocator(st.hit);
+        if (locator) hit = { locator, ranges: rangesFromParam(st.hl) };
+      }
+      const same = open.key === st.session && (open.hit?.locator ? encodeLocator(open.hit.locator) : '') === (hit ? st.hit : '')
+        && String(open.offset || '') === String(hit ? '' : (st.offset || ''));
+      if (!same) sessionView.open(st.session, hit, hit ? undefined : Number(st.offset) || 0);
+    }
+  } finally {
+    restoring = false;
+  }
+}
+
+window.addEventListener('popstate', () => applyState(fromUrl()));
 
 /**
  * Runs a search. `more` continues from the cursor. Each run aborts the one
@@ -76,6 +200,14 @@ async function runSearch(req, { more = false, retries = TIMEOUT_RETRIES } = {}) 
   const run = ++generation;
   const body = more && cursor ? { ...req, cursor } : req;
   els.results.setAttribute('aria-busy', 'true');
+  if (!more && backend.kind === 'online') {
+    renderLane(els.lane, { api: backend, q: req.q, filters: listFilters(), signal: mine.signal, onOpen: (s) => openSession(s.session_key, null) })
+      .catch(() => {
+        els.lane.hidden = true;
+      });
+  } else if (!more) {
+    els.lane.hidden = true;
+  }
   let res;
   try {
     res = await backend.search(body, mine.signal);
@@ -88,7 +220,7 @@ async function runSearch(req, { more = false, retries = TIMEOUT_RETRIES } = {}) 
       return;
     }
     replace(els.note, h('p', { class: 'error', role: 'alert' }, errorText(e)));
-    if (!more) replace(els.results);
+    if (!more) replace(els.hits);
     return;
   }
   if (run !== generation) return;
@@ -114,21 +246,24 @@ function errorText(e) {
 }
 
 function render(res, more) {
-  const cards = res.sessions.map((s) => sessionCard(s, (session, hit) => openSession(session.session_key, hit)));
+  // The branch filter is not a §4 field: message hits are narrowed here.
+  const branch = readForm(els.form).branch || '';
+  const sessions = branch ? res.sessions.filter((s) => s.branch === branch) : res.sessions;
+  const cards = sessions.map((s) => sessionCard(s, (session, hit) => openSession(session.session_key, hit)));
   const note = stateNote(res);
   replace(els.note, note ? h('p', { class: 'notice' }, note) : null);
   if (!more) {
-    replace(els.results);
-    if (!res.sessions.length) {
-      append(els.results, [h('p', { class: 'empty' }, 'No conversation matches.'), coverageNode(res.coverage)]);
+    replace(els.hits);
+    if (!sessions.length && !res.cursor) {
+      append(els.hits, [h('p', { class: 'empty' }, 'No conversation matches.'), coverageNode(res.coverage)]);
       return;
     }
   } else {
-    els.results.querySelector('.more')?.remove();
+    els.hits.querySelector('.more')?.remove();
   }
-  append(els.results, cards);
+  append(els.hits, cards);
   if (res.cursor) {
-    append(els.results, [h('button', { type: 'button', class: 'more', onclick: () => runSearch(lastRequest, { more: true }) }, 'More results')]);
+    append(els.hits, [h('button', { type: 'button', class: 'more', onclick: () => runSearch(lastRequest, { more: true }) }, 'More results')]);
   }
 }
 
@@ -154,7 +289,8 @@ function move(delta) {
 }
 
 const palette = new Palette(els.palette, {
-  search: (req, signal) => backend.search({ ...readFilters(els.form), ...req }, signal),
+  search: (req, signal) => backend.search({ ...toRequest(readForm(els.form)), ...req }, signal),
+  sessions: (q, signal) => (backend.kind === 'online' ? backend.sessions({ ...listFilters(), q, limit: 5 }, signal) : Promise.resolve(null)),
   open: (s, hit) => openSession(s.session_key, hit),
   commands: () => [
     { label: 'Focus the search box', run: () => els.q.focus() },
@@ -199,6 +335,13 @@ async function pollStatus() {
   let next = 15000;
   try {
     const s = await backend.status();
+    if (backend.kind === 'online') {
+      const first = lastStatus === null;
+      lastStatus = s;
+      els.demo.hidden = s.demo !== true;
+      // The empty state needs the roots: redraw the home page once they are known.
+      if (first && s.sessions === 0 && els.q.value.trim().length < MIN_CHARS) showIdle();
+    }
     if (backend.kind === 'offline') {
       replace(els.status, `Offline copy: revision ${s.revision}, ${s.sessions} sessions, downloaded ${when(s.fetched_ms)}`);
     } else {
@@ -278,19 +421,25 @@ function setBackend(next) {
 }
 
 els.offlineBtn.addEventListener('click', () => toggleOffline());
-els.q.addEventListener('input', schedule);
-els.form.addEventListener('change', schedule);
+els.q.addEventListener('input', () => schedule({ typing: true }));
+els.form.addEventListener('change', (e) => schedule({ push: !['cwd', 'branch'].includes(e.target.name) }));
 els.form.addEventListener('input', (e) => {
-  if (e.target.name === 'cwd') schedule();
+  if (e.target.name === 'cwd' || e.target.name === 'branch') schedule({ typing: true });
+});
+els.form.addEventListener('click', (e) => {
+  const name = e.target?.dataset?.preset;
+  if (!name) return;
+  e.preventDefault();
+  setFilters(preset(name));
 });
 els.form.addEventListener('submit', (e) => e.preventDefault());
 
 // ---- start ----
 
 async function start() {
-  const req = fromUrl();
-  writeFilters(els.form, req);
-  els.q.value = req.q || '';
+  const st = fromUrl();
+  writeFilters(els.form, st);
+  els.q.value = st.q || '';
   if ('serviceWorker' in navigator && /^https?:$/.test(location.protocol)) {
     navigator.serviceWorker.register('/sw.js').catch(() => {});
   }
@@ -305,12 +454,27 @@ async function start() {
     try {
       await offlineStore.open();
       setBackend(offlineStore.offline);
+      restoreSession(st);
       return;
     } catch (e) {
       replace(els.note, h('p', { class: 'error' }, `The offline copy cannot be opened: ${e.message}`));
     }
   }
   setBackend(online);
+  restoreSession(st);
+}
+
+/** Reopens the session (and located hit) a reloaded URL names. */
+function restoreSession(st) {
+  if (!st.session) return;
+  restoring = true;
+  try {
+    const locator = st.hit ? decodeLocator(st.hit) : null;
+    const hit = locator ? { locator, ranges: rangesFromParam(st.hl) } : null;
+    sessionView.open(st.session, hit, hit ? undefined : Number(st.offset) || 0);
+  } finally {
+    restoring = false;
+  }
 }
 
 start().finally(() => {

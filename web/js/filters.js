@@ -1,53 +1,138 @@
-//! The filter bar: turns the form into §4 request fields and back, and keeps
-//! the query and filters in the page URL so a search can be reloaded or shared.
+//! The filter bar and the page URL. The form is read into a VIEW STATE (what
+//! the URL holds: the query, filters with dates as `YYYY-MM-DD`, the open
+//! session, the located hit and its highlight ranges), which `request()`
+//! turns into §4 request fields (dates as local-day epoch ms). Every state
+//! has a URL, so a view can be reloaded, shared, and walked with back/forward.
 
 /** The source ids, in their canonical order. */
 export const SOURCES = ['claude-code', 'codex', 'kimi', 'pi', 'intendant'];
 
-/** Reads the form into request fields (defaults left out). */
-export function readFilters(form) {
+/** URL keys of the filters, in URL order. */
+const FILTER_KEYS = ['source', 'scope', 'role', 'since', 'until', 'cwd', 'branch', 'include_superseded', 'subagents', 'sort'];
+/** URL keys of the open session. */
+const SESSION_KEYS = ['session', 'hit', 'hl', 'offset'];
+
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+
+/** Local midnight of `YYYY-MM-DD` as epoch ms, or null. */
+export function dayStart(day) {
+  if (!DAY.test(day || '')) return null;
+  const [y, m, d] = day.split('-').map(Number);
+  const t = new Date(y, m - 1, d).getTime();
+  return Number.isFinite(t) ? t : null;
+}
+
+/** `YYYY-MM-DD` of a Date in local time. */
+export function dayOf(date) {
+  const p = (n) => String(n).padStart(2, '0');
+  return `${date.getFullYear()}-${p(date.getMonth() + 1)}-${p(date.getDate())}`;
+}
+
+/** The since/until of a preset (`today`, `7d`, `30d`, `all`) relative to `now`. */
+export function preset(name, now = new Date()) {
+  const back = (days) => dayOf(new Date(now.getFullYear(), now.getMonth(), now.getDate() - days));
+  switch (name) {
+    case 'today': return { since: back(0), until: '' };
+    case '7d': return { since: back(6), until: '' };
+    case '30d': return { since: back(29), until: '' };
+    default: return { since: '', until: '' };
+  }
+}
+
+/** Reads the filter form into view-state fields (defaults left out). */
+export function readForm(form) {
   const f = form.elements;
   const sources = SOURCES.filter((s) => f[`src-${s}`]?.checked);
+  const st = {};
+  if (sources.length && sources.length < SOURCES.length) st.source = sources.join(',');
+  if (f.scope && f.scope.value !== 'conversation') st.scope = f.scope.value;
+  if (f.role?.value) st.role = f.role.value;
+  if (f.since?.value) st.since = f.since.value;
+  if (f.until?.value) st.until = f.until.value;
+  if (f.cwd?.value.trim()) st.cwd = f.cwd.value.trim();
+  if (f.branch?.value.trim()) st.branch = f.branch.value.trim();
+  if (f.include_superseded && !f.include_superseded.checked) st.include_superseded = 'false';
+  if (f.subagents && !f.subagents.checked) st.subagents = 'false';
+  if (f.sort && f.sort.value !== 'newest') st.sort = f.sort.value;
+  return st;
+}
+
+/** §4 request fields of view-state filters (dates → local-day epoch ms). */
+export function request(st) {
   const req = {};
-  if (sources.length && sources.length < SOURCES.length) req.source = sources.join(',');
-  if (f.scope && f.scope.value !== 'conversation') req.scope = f.scope.value;
-  if (f.role?.value) req.role = f.role.value;
-  if (f.since?.value) req.since = `${f.since.value}T00:00:00`;
-  if (f.cwd?.value.trim()) req.cwd = f.cwd.value.trim();
-  if (f.include_superseded && !f.include_superseded.checked) req.include_superseded = 'false';
-  if (f.subagents && !f.subagents.checked) req.subagents = 'false';
-  if (f.sort && f.sort.value !== 'newest') req.sort = f.sort.value;
+  for (const k of FILTER_KEYS) if (st[k]) req[k] = st[k];
+  delete req.branch; // not a §4 field: the dashboard applies it itself
+  const since = dayStart(st.since);
+  const until = dayStart(st.until);
+  if (st.since) req.since = since === null ? st.since : String(since);
+  if (st.until) {
+    // The whole of the `until` day.
+    req.until = until === null ? st.until : String(new Date(until).setDate(new Date(until).getDate() + 1) - 1);
+  }
   return req;
 }
 
-/** Sets the form from request fields (as read from the URL). */
-export function writeFilters(form, req) {
-  const f = form.elements;
-  const sources = (req.source || '').split(',').filter(Boolean);
-  for (const s of SOURCES) f[`src-${s}`].checked = !sources.length || sources.includes(s);
-  f.scope.value = req.scope === 'all' ? 'all' : 'conversation';
-  f.role.value = ['user', 'assistant', 'tool'].includes(req.role) ? req.role : '';
-  f.since.value = (req.since || '').slice(0, 10);
-  f.cwd.value = req.cwd || '';
-  f.include_superseded.checked = req.include_superseded !== 'false';
-  f.subagents.checked = req.subagents !== 'false';
-  f.sort.value = req.sort === 'relevance' ? 'relevance' : 'newest';
+/** Reads the form into §4 request fields (the report viewer uses this). */
+export function readFilters(form) {
+  return request(readForm(form));
 }
 
-const KEYS = ['q', 'source', 'scope', 'role', 'since', 'cwd', 'include_superseded', 'subagents', 'sort'];
+/** Sets the form from view-state fields (as read from the URL). */
+export function writeFilters(form, st) {
+  const f = form.elements;
+  const sources = (st.source || '').split(',').filter(Boolean);
+  for (const s of SOURCES) if (f[`src-${s}`]) f[`src-${s}`].checked = !sources.length || sources.includes(s);
+  if (f.scope) f.scope.value = st.scope === 'all' ? 'all' : 'conversation';
+  if (f.role) f.role.value = ['user', 'assistant', 'tool'].includes(st.role) ? st.role : '';
+  if (f.since) f.since.value = DAY.test(st.since || '') ? st.since : '';
+  if (f.until) f.until.value = DAY.test(st.until || '') ? st.until : '';
+  if (f.cwd) f.cwd.value = st.cwd || '';
+  if (f.branch) f.branch.value = st.branch || '';
+  if (f.include_superseded) f.include_superseded.checked = st.include_superseded !== 'false';
+  if (f.subagents) f.subagents.checked = st.subagents !== 'false';
+  if (f.sort) f.sort.value = st.sort === 'relevance' ? 'relevance' : 'newest';
+}
 
-/** Request fields from the page URL. */
+/** The view state in a URL's query string. */
 export function fromUrl(search = location.search) {
   const params = new URLSearchParams(search);
-  const req = {};
-  for (const k of KEYS) if (params.has(k)) req[k] = params.get(k);
-  return req;
+  const st = {};
+  for (const k of ['q', ...FILTER_KEYS, ...SESSION_KEYS]) if (params.has(k)) st[k] = params.get(k);
+  return st;
 }
 
-/** Puts request fields into the page URL (without a navigation). */
-export function toUrl(req) {
+/** The query string of a view state (`?…`, or '' for the empty state). */
+export function urlOf(st) {
   const params = new URLSearchParams();
-  for (const k of KEYS) if (req[k]) params.set(k, req[k]);
+  for (const k of ['q', ...FILTER_KEYS, ...SESSION_KEYS]) if (st[k] !== undefined && st[k] !== null && st[k] !== '') params.set(k, st[k]);
   const s = params.toString();
-  history.replaceState(null, '', s ? `?${s}` : location.pathname);
+  return s ? `?${s}` : '';
+}
+
+/**
+ * Puts a view state into the page URL: `push` adds a history entry (a new
+ * view: a session opened, a page turned), otherwise the current entry is
+ * replaced (typing). Nothing happens when the URL would not change.
+ */
+export function toUrl(st, { push = false } = {}) {
+  const next = urlOf(st) || location.pathname;
+  const now = location.search || location.pathname;
+  if (next === now) return;
+  if (push) history.pushState(null, '', next);
+  else history.replaceState(null, '', next);
+}
+
+/** `[[a,b],…]` as `a-b,…` (highlight byte ranges in the URL). */
+export function rangesToParam(ranges) {
+  return (ranges || []).map(([a, b]) => `${a | 0}-${b | 0}`).join(',');
+}
+
+/** The inverse of `rangesToParam`; bad pieces are dropped. */
+export function rangesFromParam(text) {
+  const out = [];
+  for (const piece of String(text || '').split(',')) {
+    const m = /^(\d+)-(\d+)$/.exec(piece.trim());
+    if (m && Number(m[2]) > Number(m[1])) out.push([Number(m[1]), Number(m[2])]);
+  }
+  return out;
 }

@@ -1,16 +1,22 @@
 //! The command palette (⌘K / Ctrl-K): a quick search that jumps straight to a
-//! session, plus a few commands. Arrow keys move, Enter opens, Esc closes.
+//! session — sessions whose title, folder or branch match, then message hits
+//! (superseded text left out) — plus a few commands. Arrow keys move, Enter
+//! opens, Esc closes.
 
 import { h, replace } from './dom.js';
 import { snippetNode } from './highlight.js';
 
 const DEBOUNCE_MS = 150;
 
-/** The palette. `search(q, signal)` returns a §4 response; `open(s, hit)` opens. */
+/**
+ * The palette. `search(req, signal)` returns a §4 response; `sessions(q,
+ * signal)` a `/api/sessions` page or null; `open(s, hit)` opens.
+ */
 export class Palette {
-  constructor(dialog, { search, open, commands }) {
+  constructor(dialog, { search, sessions = async () => null, open, commands }) {
     this.dialog = dialog;
     this.search = search;
+    this.sessions = sessions;
     this.openHit = open;
     this.commands = commands;
     this.input = h('input', { type: 'text', placeholder: 'Jump to a conversation…', 'aria-label': 'Palette search', autocomplete: 'off', spellcheck: false });
@@ -52,15 +58,26 @@ export class Palette {
     const controller = new AbortController();
     this.controller = controller;
     try {
-      const res = await this.search({ q, limit: 10 }, controller.signal);
+      // Like Intendant's palette: only what still stands (no rolled-back text).
+      const [meta, res] = await Promise.all([
+        this.sessions(q, controller.signal).catch(() => null),
+        this.search({ q, limit: 10, include_superseded: 'false' }, controller.signal),
+      ]);
       if (controller.signal.aborted) return;
+      const titled = (meta?.sessions || []).map((s) => ({
+        label: s.title || s.session_key,
+        hint: `${s.source} · session`,
+        kind: 'session',
+        run: () => this.openHit(s, null),
+      }));
       const items = res.sessions.map((s) => ({
         label: s.title || s.session_key,
         hint: s.source,
+        kind: 'message',
         snippet: s.hits[0],
         run: () => this.openHit(s, s.hits[0] || null),
       }));
-      this.fill([...items, ...commands]);
+      this.fill([...items, ...titled, ...commands]);
     } catch (e) {
       if (e?.name !== 'AbortError') this.fill([{ label: e.message, hint: 'error', run: () => {} }, ...commands]);
     }
@@ -71,7 +88,7 @@ export class Palette {
     this.active = 0;
     replace(this.list, ...items.map((item, i) => h('li', {
       role: 'option',
-      class: i === 0 ? 'active' : '',
+      class: `${i === 0 ? 'active' : ''} ${item.kind || 'command'}`.trim(),
       onclick: () => this.choose(i),
     },
     h('span', { class: 'label' }, item.label),

@@ -14,6 +14,7 @@ import { decodePayload, payloadText, payloadOfFile, mergeManifests, fromBase64, 
 import { sessionCard, coverageNode, stateNote } from './results.js';
 import { SessionView } from './session.js';
 import { readFilters } from './filters.js';
+import { renderMarkdown } from './markdown.js';
 import { when, badge, sessionBadges } from './format.js';
 
 const DEBOUNCE_MS = 150;
@@ -54,7 +55,7 @@ const backend = {
   trace: async (key) => unwrap(engine.trace(key)),
 };
 
-const sessionView = new SessionView(els.session, () => backend, (key) => sessionView.open(key), () => readFilters(els.form).scope || 'conversation');
+const sessionView = new SessionView(els.session, () => backend, (key) => sessionView.open(key), () => readFilters(els.form).scope || 'conversation', { markdown: renderMarkdown });
 
 async function loadCore() {
   const el = document.querySelector(`script[type="${WASM_TYPE}"]`);

@@ -1,11 +1,23 @@
 //! The session view: a page of entries (`GET /api/session/{key}`), jump to a
 //! hit (`?locate=`) with the hit scrolled into view and highlighted, plain
-//! words when the hit is stale or unavailable, lineage (`/trace`) and a copy
-//! button for the resume command.
+//! words when the hit is stale or unavailable, lineage (`/trace`), a copy
+//! button for the resume command, and user/assistant text rendered as
+//! Markdown when a renderer is given (the dashboard passes `markdown.js`'s;
+//! tool rows and the "raw" toggle show the original text).
 
 import { h, replace } from './dom.js';
-import { snippetNode } from './highlight.js';
+import { snippetNode, byteToIndex } from './highlight.js';
 import { when, sessionBadges, recordBadges } from './format.js';
+
+const RAW_KEY = 'recall.raw';
+
+/** Byte ranges into `text` as `[start, end)` string index ranges. */
+export function indexRanges(text, ranges) {
+  const flat = byteToIndex(text, (ranges || []).flat());
+  const out = [];
+  for (let i = 0; i + 1 < flat.length; i += 2) if (flat[i + 1] > flat[i]) out.push([flat[i], flat[i + 1]]);
+  return out;
+}
 
 /** Entries per page. */
 export const PAGE = 50;
@@ -31,27 +43,71 @@ export function encodeLocator(loc) {
   return btoa(bin).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
 }
 
+/** The locator in a `?hit=` value (base64url JSON), or null when it is not one. */
+export function decodeLocator(text) {
+  try {
+    const b64 = String(text).replace(/-/g, '+').replace(/_/g, '/');
+    const bin = atob(b64 + '='.repeat((4 - (b64.length % 4)) % 4));
+    const bytes = Uint8Array.from(bin, (c) => c.charCodeAt(0));
+    const loc = JSON.parse(new TextDecoder().decode(bytes));
+    return loc && typeof loc === 'object' && typeof loc.kind === 'string' ? loc : null;
+  } catch {
+    return null;
+  }
+}
+
 /** The session panel. */
 export class SessionView {
   /**
    * `root` is the panel element; `backend()` returns the current backend;
    * `onOpen(key)` opens another session (lineage links).
    */
-  constructor(root, backend, onOpen, scope = () => 'conversation') {
+  constructor(root, backend, onOpen, scope = () => 'conversation', { onChange = () => {}, markdown = null } = {}) {
     this.root = root;
     this.scope = scope;
     this.backend = backend;
     this.onOpen = onOpen;
+    this.onChange = onChange;
+    /** `(text, ranges) → Element`, or null: text is shown as it is. */
+    this.markdown = markdown;
     this.key = null;
+    this.offset = undefined;
     this.controller = null;
+    this.page = null;
+    try {
+      this.raw = localStorage.getItem(RAW_KEY) === 'true';
+    } catch {
+      this.raw = false;
+    }
+  }
+
+  /** What is open: `{key, hit, offset}` (`key` null when closed), for the URL. */
+  current() {
+    return { key: this.key, hit: this.hit || null, offset: this.offset };
   }
 
   /** Closes the panel. */
   close() {
     this.controller?.abort();
+    const was = this.key;
     this.key = null;
+    this.hit = null;
+    this.offset = undefined;
+    this.page = null;
     this.root.hidden = true;
     replace(this.root);
+    if (was) this.onChange(this.current());
+  }
+
+  /** Shows the original text (`true`) or rendered Markdown. */
+  setRaw(raw) {
+    this.raw = raw;
+    try {
+      localStorage.setItem(RAW_KEY, String(raw));
+    } catch {
+      // private mode: the choice lasts for this page
+    }
+    if (this.page && this.key) this.render(this.key, this.page, { keepScroll: true });
   }
 
   /** Opens `key`, centred on `hit` (a search hit) when given. */
@@ -61,7 +117,9 @@ export class SessionView {
     this.controller = controller;
     this.key = key;
     this.hit = hit;
+    this.offset = hit?.locator ? undefined : offset;
     this.root.hidden = false;
+    this.onChange(this.current());
     replace(this.root, h('p', { class: 'loading' }, 'Loading session…'));
     const params = { limit: PAGE, scope: this.scope() };
     if (hit?.locator) params.locate = encodeLocator(hit.locator);
@@ -75,6 +133,7 @@ export class SessionView {
       return;
     }
     if (controller.signal.aborted) return;
+    this.page = page;
     this.render(key, page);
     this.loadTrace(key, controller.signal);
   }
@@ -83,7 +142,19 @@ export class SessionView {
     return h('button', { class: 'close', type: 'button', title: 'Close (Esc)', 'aria-label': 'Close session', onclick: () => this.close() }, '×');
   }
 
-  render(key, page) {
+  /** An entry's text: Markdown for user and assistant, else the original text. */
+  entryText(e, marks) {
+    const text = e.text ?? '';
+    if (this.raw || !this.markdown || e.role === 'tool') {
+      return marks ? snippetNode(text, 0, marks, 'text raw') : h('div', { class: 'text raw' }, text);
+    }
+    const node = this.markdown(text, marks ? indexRanges(text, marks) : []);
+    node.classList.add('text');
+    return node;
+  }
+
+  render(key, page, { keepScroll = false } = {}) {
+    const scrolled = this.root.scrollTop;
     const s = page.session;
     const located = page.locate;
     let notice = null;
@@ -101,7 +172,7 @@ export class SessionView {
       const index = Number(e.index ?? page.offset + i);
       const isHit = resolved && index === hitIndex;
       const isExact = isHit && located.anchor !== 'nearest';
-      const text = isExact && this.hit?.ranges ? snippetNode(e.text ?? '', 0, this.hit.ranges, 'text') : h('div', { class: 'text' }, e.text ?? '');
+      const text = this.entryText(e, isExact && this.hit?.ranges ? this.hit.ranges : null);
       const cls = `entry role-${e.role}${isHit ? ' located' : ''}${index === hitIndex ? ' target' : ''}`;
       return h('article', { class: cls, dataset: { index: String(index) } },
         h('header', {}, ...recordBadges(e), h('time', {}, when(e.ts_ms)), h('span', { class: 'index' }, `#${index + 1}`)),
@@ -132,13 +203,18 @@ export class SessionView {
           s.branch ? h('span', { class: 'branch' }, s.branch) : null,
           s.updated_ms ? h('time', {}, when(s.updated_ms)) : null),
         resume, exportLink,
+        this.markdown && h('label', { class: 'raw-toggle' },
+          h('input', { type: 'checkbox', checked: this.raw, onchange: (ev) => this.setRaw(ev.currentTarget.checked) }),
+          ' raw text'),
         h('div', { class: 'lineage', id: 'lineage' })),
       notice, pager(),
       h('div', { class: 'entries' }, ...entries),
       page.entries.length > 10 ? pager() : null);
     const target = this.root.querySelector('.entry.target');
     this.root.scrollTop = 0;
-    if (target) {
+    if (keepScroll) {
+      this.root.scrollTop = scrolled;
+    } else if (target) {
       // Scroll the panel only (scrollIntoView would also move the page).
       const panel = this.root.getBoundingClientRect();
       const at = target.getBoundingClientRect();

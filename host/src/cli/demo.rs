@@ -2,7 +2,7 @@
 //! sessions per agent in each agent's real format) and serves it like
 //! `recall serve --home DIR`, ignoring the real agents' environment.
 
-use super::serve::{open_home_store, serve, ServeArgs};
+use super::serve::{open_home_store, serve_home, ServeArgs};
 use super::{Found, Globals};
 use clap::Args;
 use std::path::PathBuf;
@@ -39,5 +39,5 @@ pub fn run(g: &Globals, a: DemoArgs) -> anyhow::Result<Found> {
         return Ok(Found::Yes);
     }
     let (store, opts) = open_home_store(&dir, g)?;
-    serve(store, opts, &a.serve)
+    serve_home(store, opts, &a.serve, true)
 }

@@ -81,7 +81,7 @@ pub fn run(g: &Globals, a: ServeArgs) -> anyhow::Result<Found> {
                 written.sessions
             );
             let (store, opts) = open_home_store(&dir, g)?;
-            return serve(store, opts, &a);
+            return serve_home(store, opts, &a, true);
         }
         eprintln!("recall: serving the empty index; sessions appear as agents write them.");
     }
@@ -90,6 +90,17 @@ pub fn run(g: &Globals, a: ServeArgs) -> anyhow::Result<Found> {
 
 /// Serves `store`, indexed with `opts`, until Ctrl-C.
 pub fn serve(store: Arc<Store>, opts: IndexOptions, a: &ServeArgs) -> anyhow::Result<Found> {
+    serve_home(store, opts, a, false)
+}
+
+/// [`serve`]; `demo` = the store is the bundled demo home's (the dashboard
+/// says so).
+pub fn serve_home(
+    store: Arc<Store>,
+    opts: IndexOptions,
+    a: &ServeArgs,
+    demo: bool,
+) -> anyhow::Result<Found> {
     init_logging();
     limit_malloc_arenas();
     let indexer = Arc::new(Indexer::new(store.clone(), opts));
@@ -97,7 +108,7 @@ pub fn serve(store: Arc<Store>, opts: IndexOptions, a: &ServeArgs) -> anyhow::Re
         store.clone(),
         Arc::new(Arena::new(a.arena_mib.max(1) << 20)),
     );
-    let backend = Arc::new(StoreBackend::new(indexer, catalog, !a.no_index));
+    let backend = Arc::new(StoreBackend::new(indexer, catalog, !a.no_index).serving_demo(demo));
     let server = Server::start(backend, a.options())?;
     eprintln!(
         "recall: serving http://{} (store {}{})",

@@ -61,6 +61,17 @@ pub trait Backend: Send + Sync + 'static {
     /// and never waiting behind a sweep that is already running.
     fn refresh(&self, max_age: Duration);
 
+    /// The agent directories this server's indexer looks in, with their
+    /// source (the dashboard's empty state lists them). Empty without one.
+    fn roots(&self) -> Vec<(recall_core::model::Source, PathBuf)> {
+        Vec::new()
+    }
+
+    /// Whether this server serves the bundled demo home.
+    fn demo(&self) -> bool {
+        false
+    }
+
     /// Re-reads one session from its source files (for `locate`). Reads only
     /// the files listed in the entry. `Ok(None)` = the files no longer yield
     /// this session.

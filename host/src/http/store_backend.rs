@@ -22,6 +22,7 @@ pub struct StoreBackend {
     indexer: Arc<Indexer>,
     catalog: StoreCatalog,
     indexing: bool,
+    demo: bool,
 }
 
 impl StoreBackend {
@@ -44,7 +45,15 @@ impl StoreBackend {
             indexer,
             catalog,
             indexing,
+            demo: false,
         }
+    }
+
+    /// Marks this backend as serving the bundled demo home (the dashboard
+    /// shows a banner).
+    pub fn serving_demo(mut self, demo: bool) -> StoreBackend {
+        self.demo = demo;
+        self
     }
 
     /// The indexer.
@@ -94,12 +103,26 @@ impl Backend for StoreBackend {
         IndexStatus {
             enabled: self.indexing,
             phase: p.phase,
-            files_indexed: p.files_indexed,
+            files_indexed: p.indexed_so_far(),
             files_due: p.files_due.saturating_sub(p.files_done),
             files_failed: p.files_failed,
             degraded_roots: p.degraded_roots,
             last_sweep_ms: p.last_sweep_ms.or_else(|| self.indexer.last_sweep_ms()),
         }
+    }
+
+    fn roots(&self) -> Vec<(recall_core::model::Source, std::path::PathBuf)> {
+        self.indexer
+            .options()
+            .roots
+            .all()
+            .into_iter()
+            .map(|(s, p)| (s, p.to_path_buf()))
+            .collect()
+    }
+
+    fn demo(&self) -> bool {
+        self.demo
     }
 
     fn building(&self) -> bool {

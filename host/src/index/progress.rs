@@ -99,6 +99,19 @@ pub struct ProgressSnapshot {
     pub last_sweep_ms: Option<i64>,
 }
 
+impl ProgressSnapshot {
+    /// Files indexed as a status route reports them: while a sweep runs, the
+    /// files it has read so far (so `indexed + files_due - files_done` is the
+    /// sweep's total and a progress bar moves as files are read); otherwise
+    /// the files the manifest covers after the last sweep.
+    pub fn indexed_so_far(&self) -> u64 {
+        match self.phase {
+            Phase::Indexing => self.files_done,
+            _ => self.files_indexed,
+        }
+    }
+}
+
 impl Progress {
     /// Resets the counters for a new sweep.
     pub(crate) fn start(
@@ -185,5 +198,27 @@ impl Progress {
             degraded_roots,
             last_sweep_ms: (last > 0).then_some(last),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_indexed_rises_during_a_sweep() {
+        let p = Progress::default();
+        p.start(true, 10, 1000, Vec::new());
+        assert_eq!(p.snapshot().indexed_so_far(), 0);
+        p.unit_done(3, 300, false);
+        let s = p.snapshot();
+        assert_eq!(s.phase, Phase::Indexing);
+        assert_eq!(s.indexed_so_far(), 3, "progress before the sweep ends");
+        assert_eq!(s.files_due - s.files_done, 7);
+        p.unit_done(7, 700, false);
+        p.finish(1, 10);
+        let s = p.snapshot();
+        assert_eq!(s.phase, Phase::Current);
+        assert_eq!(s.indexed_so_far(), 10);
     }
 }

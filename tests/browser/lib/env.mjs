@@ -21,6 +21,15 @@ export const BIN = process.env.RECALL_BIN || join(REPO, 'target/debug/recall');
 export const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 /** The XSS fixture's session key. */
 export const XSS_KEY = 'claude-code:5e55a0c1-0000-4000-8000-00000000a001';
+/** The Markdown fixture's session key (planted by `plantMarkdown`). */
+export const MD_KEY = 'claude-code:5e55a0c1-0000-4000-8000-00000000a002';
+
+/** Plants the Markdown transcript (headings, tables, code, hostile links) in `home`. */
+export function plantMarkdown(home) {
+  const project = join(home, '.claude/projects/-home-mara-code-md-lab');
+  mkdirSync(project, { recursive: true });
+  copyFileSync(join(here, '../fixtures/markdown-session.jsonl'), join(project, '5e55a0c1-0000-4000-8000-00000000a002.jsonl'));
+}
 
 /** A fresh temporary directory, removed by `cleanup()`. */
 export function tempDir(prefix = 'recall-browser-') {
@@ -61,10 +70,12 @@ export function recall(args, { input } = {}) {
  * Starts `recall serve --home HOME` on a free port and waits until the first
  * backfill is done. Returns `{url, stop()}`.
  */
-export async function serve(home, { port } = {}) {
+export async function serve(home, { port, argv } = {}) {
   if (!existsSync(BIN)) throw new Error(`${BIN} is missing: build it with cargo build -p recall-host`);
   port = port || (await freePort());
-  const child = spawn(BIN, ['--home', home, '--retention-days', '0', 'serve', '--bind', `127.0.0.1:${port}`], { stdio: ['ignore', 'ignore', 'pipe'] });
+  // `argv` replaces the command (e.g. `['demo', '--dir', DIR]`); the bind is added.
+  const args = [...(argv || ['--home', home, '--retention-days', '0', 'serve']), '--bind', `127.0.0.1:${port}`];
+  const child = spawn(BIN, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (d) => { stderr += d; });
   const url = `http://127.0.0.1:${port}`;

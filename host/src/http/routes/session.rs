@@ -58,9 +58,12 @@ async fn run(
             .sessions
             .get(&key)
             .ok_or_else(ApiError::session_not_found)?;
+        // A located hit may be a tool row even when only the conversation is
+        // listed: look it up in the shard with its tool rows, or a cold cache
+        // (the conversation-only shard) would report the hit stale.
         let shard = backend
             .catalog()
-            .load(&key, entry, all)
+            .load(&key, entry, all || target.is_some())
             .map_err(ApiError::store_unavailable)?
             .shard;
         let visible: Vec<usize> = (0..shard.shard.records.len())

@@ -1,5 +1,7 @@
 //! `GET /api/index/status`: the indexer's phase and progress, with the
-//! manifest's revision, store id and per-source coverage.
+//! manifest's revision, store id and per-source coverage, the agent
+//! directories looked in (`roots`, each with whether it exists) and whether
+//! this is the bundled demo (`demo`).
 
 use super::{blocking, json, respond, NO_STORE};
 use crate::http::errors::ApiError;
@@ -16,6 +18,13 @@ pub async fn status(State(st): State<AppState>) -> Response {
         blocking(move || {
             let s = backend.status();
             let manifest = backend.manifest()?;
+            let roots: Vec<_> = backend
+                .roots()
+                .into_iter()
+                .map(|(source, dir)| {
+                    json!({"source": source, "dir": dir.to_string_lossy(), "exists": dir.is_dir()})
+                })
+                .collect();
             let body = json!({
                 "ok": true,
                 "enabled": s.enabled,
@@ -30,6 +39,8 @@ pub async fn status(State(st): State<AppState>) -> Response {
                 "store_id": manifest.store_id,
                 "sessions": manifest.sessions.len(),
                 "coverage": coverage(&manifest),
+                "roots": roots,
+                "demo": backend.demo(),
             });
             Ok::<_, ApiError>(json(body.to_string(), NO_STORE))
         })
