@@ -345,6 +345,12 @@ impl App {
         if ctrl && matches!(k.code, KeyCode::Char('c')) {
             return Effect::Quit;
         }
+        if self.focus == Focus::Query && k.modifiers.contains(KeyModifiers::ALT) {
+            // Esc then a key, typed faster than the terminal can tell apart
+            // from Alt+key: leave the query, then the key.
+            self.focus = Focus::List;
+            return self.list_key(k.code);
+        }
         match self.focus {
             Focus::Query => self.query_key(k.code, ctrl),
             Focus::List => self.list_key(k.code),

@@ -264,12 +264,11 @@ fn draw_session(f: &mut Frame<'_>, v: &mut SessionView, area: Rect) {
     let [head, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(area);
     let title = Line::from(vec![
         Span::styled(v.key.clone(), KEY),
-        Span::raw("  "),
+        Span::styled(format!("  {} records  ", v.entries.len()), DIM),
         Span::styled(
             clean(v.title.as_deref().unwrap_or("(untitled)")),
             Style::new().add_modifier(Modifier::BOLD),
         ),
-        Span::styled(format!("  {} records", v.entries.len()), DIM),
     ]);
     f.render_widget(Paragraph::new(title), head);
     let width = usize::from(body.width).saturating_sub(4);
