@@ -130,7 +130,7 @@ fn empty_index(ctx: &Context) {
         eprintln!("  {:<12} {}{state}", source.as_str(), root.display());
     }
     eprintln!(
-        "recall: point recall elsewhere with --home DIR, $RECALL_HOME or a source's variable \
+        "recall: look elsewhere with --home DIR or a source's variable \
          (CLAUDE_CONFIG_DIR, CODEX_HOME, KIMI_CODE_HOME, KIMI_SHARE_DIR, PI_CODING_AGENT_DIR, INTENDANT_HOME)"
     );
 }

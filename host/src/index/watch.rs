@@ -365,7 +365,7 @@ impl Watch {
             match self.events.recv_timeout(left) {
                 Ok(Ok(ev))
                     if matches!(ev.kind, EventKind::Access(AccessKind::Open(_)))
-                        && ev.paths.iter().any(|p| *p == dir) =>
+                        && ev.paths.contains(&dir) =>
                 {
                     return;
                 }
