@@ -249,3 +249,20 @@ fn r_prints_only_the_resume_command() {
         .join(".pi/agent/sessions/--home-u-code--/pi-beta.jsonl");
     assert_eq!(printed, format!("pi --session {}\n", beta.display()));
 }
+
+#[test]
+fn without_a_terminal_it_says_so() {
+    let home = home();
+    // A new session has no controlling terminal; stdin is not one either.
+    let Ok(out) = std::process::Command::new("setsid")
+        .arg(RECALL)
+        .args(["--home", home.to_str().unwrap(), "tui"])
+        .stdin(std::process::Stdio::null())
+        .output()
+    else {
+        return; // no setsid(1) here
+    };
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("needs a terminal"));
+}

@@ -37,7 +37,7 @@ pub fn run(g: &Globals, a: TuiArgs) -> anyhow::Result<Found> {
         },
     };
     if !std::io::stdin().is_terminal() && !has_tty() {
-        bail!("recall tui needs a terminal");
+        bail!("the TUI needs a terminal (stdin is not one and /dev/tty cannot be opened)");
     }
     let ctx = Context::new(g)?;
     if !a.no_refresh {

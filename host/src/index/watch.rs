@@ -561,6 +561,7 @@ mod tests {
         fs::remove_dir_all(&base).unwrap();
     }
 
+    #[cfg(unix)]
     #[test]
     fn a_symlinked_directory_inside_a_root_makes_the_watch_blind() {
         let base = tmp("symlink");
