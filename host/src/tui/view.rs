@@ -186,78 +186,72 @@ fn draw_results(f: &mut Frame<'_>, app: &App, area: Rect) {
     f.render_stateful_widget(list, area, &mut state);
 }
 
-/// Splits `text` into lines of at most `width` characters.
-fn wrap(text: &str, width: usize) -> Vec<String> {
+/// The rows `text` wraps to at `width` characters, as byte ranges of
+/// `text`: each line is broken after the last space that fits, or inside a
+/// word longer than the width.
+fn rows(text: &str, width: usize) -> Vec<(usize, usize)> {
     let width = width.max(1);
     let mut out = Vec::new();
+    let mut line_start = 0usize;
     for line in text.split('\n') {
-        let chars: Vec<char> = clean(line).chars().collect();
+        let chars: Vec<(usize, char)> = line.char_indices().collect();
+        let mut i = 0usize;
         if chars.is_empty() {
-            out.push(String::new());
+            out.push((line_start, line_start));
         }
-        for chunk in chars.chunks(width) {
-            out.push(chunk.iter().collect());
+        while i < chars.len() {
+            let mut end = (i + width).min(chars.len());
+            if end < chars.len() {
+                // Break after the last space of the row, if there is one.
+                if let Some(sp) = (i + 1..=end).rev().find(|&j| chars[j - 1].1 == ' ') {
+                    end = sp;
+                }
+            }
+            let byte = |k: usize| line_start + chars.get(k).map_or(line.len(), |c| c.0);
+            out.push((byte(i), byte(end)));
+            i = end;
         }
+        line_start += line.len() + 1;
     }
     out
 }
 
-/// The lines of a record, with the hit's ranges highlighted when it is the
-/// record that was hit.
+/// The lines of a record, with the hit's ranges (byte offsets into the
+/// record's text) highlighted when it is the record that was hit.
 fn entry_lines(
     text: &str,
     width: usize,
     ranges: Option<&[[u64; 2]]>,
     base: Style,
 ) -> Vec<Line<'static>> {
-    let Some(ranges) = ranges else {
-        return wrap(text, width)
-            .into_iter()
-            .map(|l| Line::from(Span::styled(format!("    {l}"), base)))
-            .collect();
-    };
-    // Walk the text by chars, keeping each char's byte offset, so the
-    // highlights land on the matched bytes after wrapping.
+    let ranges = ranges.unwrap_or(&[]);
     let in_hit = |off: usize| {
         ranges
             .iter()
             .any(|r| (r[0] as usize) <= off && off < (r[1] as usize))
     };
-    let mut lines = Vec::new();
-    let mut spans: Vec<Span<'static>> = vec![Span::raw("    ")];
-    let mut run = String::new();
-    let mut run_hit = false;
-    let mut col = 0usize;
-    let width = width.max(1);
-    let flush = |spans: &mut Vec<Span<'static>>, run: &mut String, hit: bool| {
-        if !run.is_empty() {
-            let style = if hit { HIT } else { base };
-            spans.push(Span::styled(std::mem::take(run), style));
-        }
-    };
-    for (off, c) in text.char_indices() {
-        if c == '\n' || col == width {
-            flush(&mut spans, &mut run, run_hit);
-            lines.push(Line::from(std::mem::replace(
-                &mut spans,
-                vec![Span::raw("    ")],
-            )));
-            col = 0;
-            if c == '\n' {
-                continue;
+    rows(text, width)
+        .into_iter()
+        .map(|(start, end)| {
+            let mut spans: Vec<Span<'static>> = vec![Span::raw("    ")];
+            let mut run_start = start;
+            let mut run_hit = in_hit(start);
+            for (off, _) in text[start..end].char_indices().map(|(o, c)| (o + start, c)) {
+                let hit = in_hit(off);
+                if hit != run_hit {
+                    let style = if run_hit { HIT } else { base };
+                    spans.push(Span::styled(clean(&text[run_start..off]), style));
+                    run_start = off;
+                    run_hit = hit;
+                }
             }
-        }
-        let hit = in_hit(off);
-        if hit != run_hit {
-            flush(&mut spans, &mut run, run_hit);
-            run_hit = hit;
-        }
-        run.push(if c.is_control() { ' ' } else { c });
-        col += 1;
-    }
-    flush(&mut spans, &mut run, run_hit);
-    lines.push(Line::from(spans));
-    lines
+            if run_start < end {
+                let style = if run_hit { HIT } else { base };
+                spans.push(Span::styled(clean(&text[run_start..end]), style));
+            }
+            Line::from(spans)
+        })
+        .collect()
 }
 
 fn draw_session(f: &mut Frame<'_>, v: &mut SessionView, area: Rect) {
@@ -320,6 +314,14 @@ fn draw_session(f: &mut Frame<'_>, v: &mut SessionView, area: Rect) {
 mod tests {
     use super::*;
 
+    /// `text` wrapped at `width`, as the rows' cleaned text.
+    fn wrap(text: &str, width: usize) -> Vec<String> {
+        rows(text, width)
+            .into_iter()
+            .map(|(s, e)| clean(&text[s..e]))
+            .collect()
+    }
+
     #[test]
     fn highlights_land_on_the_matched_bytes_after_wrapping() {
         let text = "ab Straße cd\nzebrafinch";
@@ -331,7 +333,7 @@ mod tests {
             .collect();
         assert_eq!(
             shown,
-            ["    ab St", "    raße ", "    cd", "    zebra", "    finch"]
+            ["    ab ", "    Straß", "    e cd", "    zebra", "    finch"]
         );
         let hits: Vec<String> = lines
             .iter()
@@ -339,7 +341,22 @@ mod tests {
             .filter(|s| s.style == HIT)
             .map(|s| s.content.to_string())
             .collect();
-        assert_eq!(hits, ["St", "raße", "zebra"]);
+        assert_eq!(hits, ["Straß", "e", "zebra"]);
+    }
+
+    #[test]
+    fn lines_break_after_spaces_and_inside_long_words() {
+        assert_eq!(wrap("the quick brown fox", 10), ["the quick ", "brown fox"]);
+        assert_eq!(wrap("abcdefghijkl", 5), ["abcde", "fghij", "kl"]);
+        assert_eq!(wrap("a\n\nb", 5), ["a", "", "b"]);
+        // Every byte lands in exactly one row, in order.
+        let text = "Straße und Fluß, ein sehr langes Wort: Donaudampfschifffahrt.\nEnde";
+        for width in 1..20 {
+            let r = rows(text, width);
+            let joined: String = r.iter().map(|&(s, e)| &text[s..e]).collect();
+            assert_eq!(joined, text.replace('\n', ""), "width {width}");
+            assert!(r.iter().all(|&(s, e)| text[s..e].chars().count() <= width));
+        }
     }
 
     #[test]
