@@ -266,3 +266,16 @@ fn without_a_terminal_it_says_so() {
     assert!(out.stdout.is_empty());
     assert!(String::from_utf8_lossy(&out.stderr).contains("needs a terminal"));
 }
+
+#[test]
+fn an_empty_index_says_where_it_looked() {
+    let home = temp_dir("tui-empty");
+    let out = home.join("stdout.txt");
+    let mut tui = Tui::start(&home, &[], &out);
+    let pi = std::fs::canonicalize(&*home)
+        .unwrap()
+        .join(".pi/agent/sessions");
+    tui.wait_for(&["No sessions indexed yet", &pi.display().to_string()]);
+    tui.keys.write_all(&[3]).unwrap(); // Ctrl-C
+    assert_eq!(tui.exit_code(), 1);
+}

@@ -44,7 +44,16 @@ pub fn run(g: &Globals, a: TuiArgs) -> anyhow::Result<Found> {
         ctx.refresh();
     }
     let data = Data::new(ctx.store.clone(), !ctx.indexer.backfilled());
+    let looked_in = ctx
+        .indexer
+        .options()
+        .roots
+        .all()
+        .into_iter()
+        .map(|(source, root)| format!("{:<12} {}", source.as_str(), root.display()))
+        .collect();
     let opts = crate::tui::Options {
+        looked_in,
         query: a.words.join(" "),
         filters: Filters {
             source,

@@ -144,6 +144,8 @@ pub struct App {
     pub session: Option<SessionView>,
     /// The open filter choices.
     pub picker: Option<Picker>,
+    /// Where transcripts are looked for (shown while nothing is indexed).
+    pub looked_in: Vec<String>,
 }
 
 impl App {
@@ -165,6 +167,7 @@ impl App {
             searching: false,
             session: None,
             picker: None,
+            looked_in: Vec::new(),
         }
     }
 

@@ -35,6 +35,9 @@ pub struct Options {
     pub query: String,
     /// The initial filters.
     pub filters: Filters,
+    /// Where transcripts are looked for, one line per source root (shown
+    /// while nothing is indexed).
+    pub looked_in: Vec<String>,
 }
 
 /// The terminal the UI draws on.
@@ -102,6 +105,7 @@ fn event_loop(
 ) -> anyhow::Result<Option<String>> {
     let searcher = Searcher::start(data.clone());
     let mut app = App::new(opts.query, opts.filters);
+    app.looked_in = opts.looked_in;
     // A search is due at this instant (debounced typing), if any.
     let mut due = Some(std::time::Instant::now());
     loop {

@@ -125,14 +125,27 @@ fn snippet(hit: &Hit) -> Vec<Span<'static>> {
 
 fn draw_results(f: &mut Frame<'_>, app: &App, area: Rect) {
     if app.rows.is_empty() {
-        let msg = if app.searching {
-            ""
-        } else if app.browsing() {
-            "No sessions indexed yet. Type to search."
-        } else {
-            "No matches."
-        };
-        f.render_widget(Paragraph::new(Span::styled(msg, DIM)), area);
+        let filtered = app.filters.source.is_some() || app.filters.project.is_some();
+        let mut lines = vec![Line::styled(
+            if app.searching {
+                ""
+            } else if !app.browsing() {
+                "No matches."
+            } else if filtered {
+                "No sessions match the filters."
+            } else {
+                "No sessions indexed yet. Transcripts were looked for in:"
+            },
+            DIM,
+        )];
+        if app.browsing() && !filtered && !app.searching {
+            lines.extend(
+                app.looked_in
+                    .iter()
+                    .map(|l| Line::styled(format!("  {}", clean(l)), DIM)),
+            );
+        }
+        f.render_widget(Paragraph::new(lines), area);
         return;
     }
     let items: Vec<ListItem<'_>> = app
