@@ -9,3 +9,4 @@ pub mod http;
 pub mod index;
 pub mod report;
 pub mod store;
+pub mod tui;

@@ -103,6 +103,6 @@ pub fn run(g: &Globals, a: BenchArgs) -> anyhow::Result<Found> {
         "arena": catalog.arena().stats(),
         "slowest": slowest.iter().map(|(line, ms, p)| serde_json::json!({"line": line, "max_ms": ms, "partial": p})).collect::<Vec<_>>(),
     });
-    println!("{out}");
+    outln!("{out}")?;
     Ok(Found::Yes)
 }

@@ -11,11 +11,11 @@ pub struct ClearArgs {}
 pub fn run(g: &Globals, _a: ClearArgs) -> anyhow::Result<Found> {
     let ctx = Context::new(g)?;
     let m = ctx.store.clear()?;
-    println!(
+    outln!(
         "cleared {} (store id {}, revision {}); the next index or search rebuilds it",
         ctx.store.dir().display(),
         m.store_id,
         m.revision
-    );
+    )?;
     Ok(Found::Yes)
 }

@@ -35,7 +35,7 @@ pub fn run(g: &Globals, a: DemoArgs) -> anyhow::Result<Found> {
         written.sessions
     );
     if a.no_serve {
-        println!("{}", dir.display());
+        outln!("{}", dir.display())?;
         return Ok(Found::Yes);
     }
     let (store, opts) = open_home_store(&dir, g)?;

@@ -21,12 +21,12 @@ pub fn run(g: &Globals, a: IndexArgs) -> anyhow::Result<Found> {
         );
     }
     if a.json {
-        println!("{}", serde_json::to_string(&r)?);
+        outln!("{}", serde_json::to_string(&r)?)?;
         return Ok(Found::Yes);
     }
     let secs = r.elapsed_ms as f64 / 1000.0;
     let mb = r.bytes_read as f64 / 1e6;
-    println!(
+    outln!(
         "{}: {} units, {} read ({} new, {} updated, {} resumed, {} empty, {} failed), {} unchanged, {} gone, {} retired; {} files, {:.1} MB in {:.2} s ({:.0} MB/s); revision {}",
         if r.backfill { "backfill" } else { "sweep" },
         r.units,
@@ -44,6 +44,6 @@ pub fn run(g: &Globals, a: IndexArgs) -> anyhow::Result<Found> {
         secs,
         if secs > 0.0 { mb / secs } else { 0.0 },
         r.revision,
-    );
+    )?;
     Ok(Found::Yes)
 }

@@ -4,9 +4,12 @@
 //! usage errors included. `serve`, `demo`, `export` and `report` join the
 //! [`Command`] enum with their own modules when they land.
 
+#[macro_use]
+pub(crate) mod out;
 mod bar;
 mod bench;
 mod clear;
+mod completions;
 mod context;
 mod demo;
 mod export;
@@ -18,7 +21,8 @@ mod serve;
 mod sessions;
 mod show;
 mod status;
-mod timefmt;
+pub(crate) mod timefmt;
+mod tui;
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -28,7 +32,7 @@ pub use context::Context;
 
 /// recall: find anything said in any coding-agent conversation on this machine.
 #[derive(Debug, Parser)]
-#[command(name = "recall", version, about, max_term_width = 100)]
+#[command(name = "recall", version = version(), about, max_term_width = 100)]
 pub struct Cli {
     /// Options every command takes.
     #[command(flatten)]
@@ -76,9 +80,28 @@ pub enum Command {
     Export(export::ExportArgs),
     /// Write one self-contained HTML file that shows and searches sessions offline.
     Report(report::ReportArgs),
+    /// Search interactively: type to search, Enter to read, `r` to print the resume command.
+    Tui(tui::TuiArgs),
+    /// Print a shell completion script (e.g. `recall completions bash > /etc/bash_completion.d/recall`).
+    Completions(completions::CompletionsArgs),
     /// Time a fixed query mix against a warm arena (benchmarks).
     #[command(hide = true)]
     BenchSearch(bench::BenchArgs),
+}
+
+/// `recall --version`: the release and the on-disk formats it reads and
+/// writes (a store of another index format is not this build's).
+pub fn version() -> &'static str {
+    static V: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    V.get_or_init(|| {
+        let format = crate::store::store_dir(std::path::Path::new(""));
+        format!(
+            "{} (index format {}, parser {})",
+            env!("CARGO_PKG_VERSION"),
+            format.file_name().and_then(|f| f.to_str()).unwrap_or("?"),
+            crate::index::PARSER_VERSION
+        )
+    })
 }
 
 /// How a command ended, for the exit code.
@@ -107,8 +130,10 @@ pub fn main() -> ExitCode {
     match run(cli) {
         Ok(Found::Yes) => ExitCode::SUCCESS,
         Ok(Found::No) => ExitCode::from(1),
+        // The reader went away (`recall show … | head`): end quietly.
+        Err(e) if out::is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("recall: {e:#}");
+            eprintln!("recall: {}", out::message(&e));
             ExitCode::from(2)
         }
     }
@@ -128,6 +153,8 @@ pub fn run(cli: Cli) -> anyhow::Result<Found> {
         Command::Demo(a) => demo::run(g, a),
         Command::Export(a) => export::run(g, a),
         Command::Report(a) => report::run(g, a),
+        Command::Tui(a) => tui::run(g, a),
+        Command::Completions(a) => completions::run(a),
         Command::BenchSearch(a) => bench::run(g, a),
     }
 }

@@ -107,8 +107,11 @@ pub fn run(g: &Globals, a: SearchArgs) -> anyhow::Result<Found> {
         Ok(r) => r,
         Err(e) => return Err(fail(&a, &e)),
     };
+    if response.sessions.is_empty() && ctx.store.current()?.sessions.is_empty() {
+        empty_index(&ctx);
+    }
     if a.json {
-        println!("{}", serde_json::to_string(&response)?);
+        outln!("{}", serde_json::to_string(&response)?)?;
     } else {
         render::print(&response, a.color.enabled())?;
     }
@@ -119,10 +122,25 @@ pub fn run(g: &Globals, a: SearchArgs) -> anyhow::Result<Found> {
     })
 }
 
+/// Says on stderr that nothing is indexed, and where transcripts were looked for.
+fn empty_index(ctx: &Context) {
+    eprintln!("recall: the index is empty: no agent transcripts were found in");
+    for (source, root) in ctx.indexer.options().roots.all() {
+        let state = if root.exists() { "" } else { "  (missing)" };
+        eprintln!("  {:<12} {}{state}", source.as_str(), root.display());
+    }
+    eprintln!(
+        "recall: look elsewhere with --home DIR or a source's variable \
+         (CLAUDE_CONFIG_DIR, CODEX_HOME, KIMI_CODE_HOME, KIMI_SHARE_DIR, PI_CODING_AGENT_DIR, INTENDANT_HOME)"
+    );
+}
+
 /// Prints the §7 error body with `--json`; the error ends the run with exit 2.
 fn fail(a: &SearchArgs, e: &QueryError) -> anyhow::Error {
     if a.json {
-        println!("{}", e.to_json());
+        if let Err(w) = outln!("{}", e.to_json()) {
+            return w.into();
+        }
     }
     anyhow::anyhow!("{}: {}", e.code, e.message)
 }

@@ -5,7 +5,7 @@ use super::{Context, Found, Globals};
 use crate::arena::{Arena, DEFAULT_ARENA_BYTES};
 use crate::catalog::StoreCatalog;
 use crate::extract::{self, Roots};
-use crate::http::{Security, ServeOptions, Server, StoreBackend};
+use crate::http::{Security, ServeError, ServeOptions, Server, StoreBackend};
 use crate::index::{IndexOptions, Indexer};
 use crate::store::Store;
 use anyhow::Context as _;
@@ -109,7 +109,7 @@ pub fn serve_home(
         Arc::new(Arena::new(a.arena_mib.max(1) << 20)),
     );
     let backend = Arc::new(StoreBackend::new(indexer, catalog, !a.no_index).serving_demo(demo));
-    let server = Server::start(backend, a.options())?;
+    let server = Server::start(backend, a.options()).map_err(bind_hint)?;
     eprintln!(
         "recall: serving http://{} (store {}{})",
         server.addr(),
@@ -122,6 +122,20 @@ pub fn serve_home(
     );
     server.wait();
     Ok(Found::Yes)
+}
+
+/// An address in use is most often an earlier `recall serve`: say so, once.
+fn bind_hint(e: ServeError) -> anyhow::Error {
+    match e {
+        ServeError::Bind { addr, source } if source.kind() == std::io::ErrorKind::AddrInUse => {
+            anyhow::anyhow!(
+                "cannot listen on {addr}: the address is already in use; another `recall serve` \
+                 is probably running at http://{addr} (stop it, or open that address), \
+                 or choose another address with --bind"
+            )
+        }
+        e => e.into(),
+    }
 }
 
 /// Opens the store of `home` ignoring the environment (the demo's own home).

@@ -159,18 +159,18 @@ pub fn run(g: &Globals, a: SessionsArgs) -> anyhow::Result<Found> {
                 source_gone: e.source_gone,
             })
             .collect();
-        println!("{}", serde_json::to_string(&out)?);
+        outln!("{}", serde_json::to_string(&out)?)?;
     } else {
         for (k, e) in &rows {
             let m = &e.meta;
-            println!(
+            outln!(
                 "{}  {:>5} msgs  {}  {}{}",
                 minute_opt(m.updated_ms),
                 m.messages,
                 k,
                 sanitize(m.title.as_deref().unwrap_or("(untitled)")),
                 if e.source_gone { "  [source gone]" } else { "" }
-            );
+            )?;
         }
         if total > rows.len() {
             eprintln!(

@@ -101,15 +101,15 @@ pub fn run(g: &Globals, a: ShowArgs) -> anyhow::Result<Found> {
             "session": entry,
             "records": records,
         });
-        println!("{}", serde_json::to_string(&body)?);
+        outln!("{}", serde_json::to_string(&body)?)?;
         return Ok(Found::Yes);
     }
     let meta = &entry.meta;
-    println!(
+    outln!(
         "{key}  {}",
         sanitize(meta.title.as_deref().unwrap_or("(untitled)"))
-    );
-    println!(
+    )?;
+    outln!(
         "  {}  {} → {}  {} messages{}",
         sanitize(meta.cwd.as_deref().unwrap_or("-")),
         minute_opt(meta.created_ms),
@@ -120,15 +120,15 @@ pub fn run(g: &Globals, a: ShowArgs) -> anyhow::Result<Found> {
         } else {
             ""
         }
-    );
+    )?;
     if let Some(b) = &meta.branch {
-        println!("  branch: {}", sanitize(b));
+        outln!("  branch: {}", sanitize(b))?;
     }
     if let Some(p) = &meta.parent {
-        println!("  parent: {} ({:?})", p.key, p.relation);
+        outln!("  parent: {} ({:?})", p.key, p.relation)?;
     }
     if let Some(r) = &meta.resume {
-        println!("  resume: {}", sanitize(r));
+        outln!("  resume: {}", sanitize(r))?;
     }
     for (i, r) in shard.records.iter().enumerate() {
         let mut flags = String::new();
@@ -141,8 +141,8 @@ pub fn run(g: &Globals, a: ShowArgs) -> anyhow::Result<Found> {
                 flags.push_str(name);
             }
         }
-        println!();
-        println!("#{i} {} {}{flags}", minute(r.ts_ms), r.role.as_str());
+        outln!()?;
+        outln!("#{i} {} {}{flags}", minute(r.ts_ms), r.role.as_str())?;
         let text = if r.role == Role::Tool && !a.full {
             let one: String = r.text.split_whitespace().collect::<Vec<_>>().join(" ");
             let cut: String = one.chars().take(TOOL_PREVIEW).collect();
@@ -155,7 +155,7 @@ pub fn run(g: &Globals, a: ShowArgs) -> anyhow::Result<Found> {
             r.text.clone()
         };
         for line in text.lines() {
-            println!("    {}", sanitize(line));
+            outln!("    {}", sanitize(line))?;
         }
     }
     Ok(Found::Yes)

@@ -87,11 +87,11 @@ pub fn run(g: &Globals, a: StatusArgs) -> anyhow::Result<Found> {
         parser_version: m.parser_version,
     };
     if a.json {
-        println!("{}", serde_json::to_string(&s)?);
+        outln!("{}", serde_json::to_string(&s)?)?;
         return Ok(Found::Yes);
     }
-    println!("store       {}", s.store_dir);
-    println!(
+    outln!("store       {}", s.store_dir)?;
+    outln!(
         "store id    {}  revision {}  parser {}",
         if s.store_id.is_empty() {
             "-"
@@ -100,18 +100,18 @@ pub fn run(g: &Globals, a: StatusArgs) -> anyhow::Result<Found> {
         },
         s.revision,
         s.parser_version
-    );
-    println!(
+    )?;
+    outln!(
         "sessions    {}  ({} generation files, {:.1} MB)",
         s.sessions,
         s.generations,
         s.generation_bytes as f64 / 1e6
-    );
+    )?;
     for (src, c) in &s.coverage {
         if c.sessions == 0 {
             continue;
         }
-        println!(
+        outln!(
             "  {:<12} {:>6}  {} → {}{}",
             src,
             c.sessions,
@@ -122,9 +122,9 @@ pub fn run(g: &Globals, a: StatusArgs) -> anyhow::Result<Found> {
             } else {
                 String::new()
             }
-        );
+        )?;
     }
-    println!(
+    outln!(
         "last sweep  {}{}",
         minute_opt(s.index.last_sweep_ms),
         if s.backfilled {
@@ -132,13 +132,14 @@ pub fn run(g: &Globals, a: StatusArgs) -> anyhow::Result<Found> {
         } else {
             "  (no full backfill yet)"
         }
-    );
-    println!(
+    )?;
+    outln!(
         "files       {} indexed, {} changed since",
-        s.index.files_indexed, s.index.files_due
-    );
+        s.index.files_indexed,
+        s.index.files_due
+    )?;
     for r in &s.index.degraded_roots {
-        println!("degraded    {r}");
+        outln!("degraded    {r}")?;
     }
     Ok(Found::Yes)
 }

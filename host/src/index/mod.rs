@@ -13,7 +13,6 @@ pub mod plan;
 pub mod progress;
 mod resume;
 mod sweep;
-#[cfg(target_os = "linux")]
 pub mod watch;
 
 pub use progress::{IndexStatus, Phase, Progress, ProgressSnapshot};
@@ -115,7 +114,6 @@ pub struct Indexer {
     sweeping: Mutex<()>,
     last_gc_ms: AtomicI64,
     /// Change notification over the roots (`serve` only; see [`watch`]).
-    #[cfg(target_os = "linux")]
     watch: Mutex<Option<watch::Watch>>,
     /// With a watch: the units of the last discovery, by each of their
     /// files, so a change to known files sweeps just their units.
@@ -134,7 +132,6 @@ impl Indexer {
             progress: Arc::new(Progress::default()),
             sweeping: Mutex::new(()),
             last_gc_ms: AtomicI64::new(0),
-            #[cfg(target_os = "linux")]
             watch: Mutex::new(None),
             units: Mutex::new(HashMap::new()),
             last_full_ms: AtomicI64::new(0),
@@ -142,17 +139,15 @@ impl Indexer {
         }
     }
 
-    /// Watches the roots for changes (inotify), so that the query-time
-    /// refresh and the periodic sweep skip a home where nothing changed.
-    /// Returns whether a watch is in place (false where inotify is not
-    /// available: every refresh then sweeps on age alone).
+    /// Watches the roots for changes (the platform's file watch, see
+    /// [`watch`]), so that the query-time refresh and the periodic sweep
+    /// skip a home where nothing changed. Returns whether a watch is in
+    /// place (false where none is available: every refresh then sweeps on
+    /// age alone).
     pub fn watch_sources(&self) -> bool {
-        #[cfg(target_os = "linux")]
-        {
-            if let Ok(w) = watch::Watch::new(&self.opts.roots.scopes()) {
-                *lock(&self.watch) = Some(w);
-                return true;
-            }
+        if let Ok(w) = watch::Watch::new(&self.opts.roots.scopes()) {
+            *lock(&self.watch) = Some(w);
+            return true;
         }
         false
     }
@@ -169,7 +164,6 @@ impl Indexer {
     /// Whether the sources may have changed since the last sweep began:
     /// true without a watch (nothing vouches for them).
     pub fn sources_changed(&self) -> bool {
-        #[cfg(target_os = "linux")]
         if let Some(w) = lock(&self.watch).as_mut() {
             return w.changed();
         }
@@ -183,7 +177,6 @@ impl Indexer {
             crate::store::wall_ms(),
             std::sync::atomic::Ordering::Relaxed,
         );
-        #[cfg(target_os = "linux")]
         if let Some(w) = lock(&self.watch).as_mut() {
             w.reset();
             return true;
@@ -220,7 +213,6 @@ impl Indexer {
     /// Sweeps what changed: with a watch that saw only known files modified
     /// in place, just their units; otherwise everything.
     fn sweep_changes(&self) -> Result<SweepReport, IndexError> {
-        #[cfg(target_os = "linux")]
         {
             let pending = lock(&self.watch).as_mut().map(|w| w.take());
             if let Some(watch::Pending::Files(files)) = &pending {

@@ -1,32 +1,41 @@
-//! Change notification for the query-time refresh (DESIGN.md §6): an inotify
-//! watch on every directory under the source roots tells whether anything
-//! there changed since the last sweep began, so a search over a quiet home
-//! skips the sweep instead of `stat`-ing every transcript again.
+//! Change notification for the query-time refresh (DESIGN.md §6): a watch
+//! over the source roots (the `notify` crate: inotify on Linux, FSEvents on
+//! macOS, ReadDirectoryChangesW on Windows) tells whether anything there
+//! changed since the last sweep began, so a search over a quiet home skips
+//! the sweep instead of `stat`-ing every transcript again.
 //!
-//! The kernel queues an event before the `write` that caused it returns, so
-//! draining the queue without blocking at query time sees every change made
-//! before the query: "a line appended is found by the next search" holds.
-//! Whenever the watch cannot vouch for the roots (a watch could not be added,
-//! e.g. at the per-user limit; the queue overflowed; a symlinked directory
-//! inside a root, whose target the kernel does not report on) it answers
-//! "changed" and the refresh falls back to sweeping on age alone, as without
-//! a watch. A root that does not exist yet is checked with one `stat` per
-//! poll and watched from the moment it appears.
+//! On Linux the kernel queues an event before the `write` that caused it
+//! returns, in order, and every poll waits for notify's reader thread to
+//! hand over everything queued so far: it opens a *fence* directory of its
+//! own (in the temp dir, watched by the same inotify instance, opened by
+//! nothing else) and reads events up to the report of that open. So a poll
+//! at query time sees every change made before the query: "a line appended
+//! is found by the next search" holds. FSEvents and ReadDirectoryChangesW
+//! report no opens and deliver with a small delay of their own, so there a
+//! change made a few milliseconds before a query may wait for the next one.
+//!
+//! Whenever the watch cannot vouch for the roots (the watch limit; more than
+//! [`MAX_DIRS`] directories; an error from the backend; a symlinked
+//! directory inside a root, whose target is not reported on) it is *blind*
+//! and answers "changed": the refresh falls back to sweeping on age alone, as
+//! without a watch. Lost events (a queue overflow) or a root removed or moved
+//! make it *stale*: it answers "changed" until the next take watches the
+//! roots afresh. A root that does not exist yet is checked with one `stat`
+//! per poll and watched from the moment it appears.
 //!
 //! Besides "changed or not", the watch says *what* changed when it can: the
 //! files modified in place (appends, touches). Anything else — a file or
 //! directory created, removed or renamed — is a change of layout that only
 //! a discovery of the roots can account for.
 
-use rustix::fs::inotify::{self, CreateFlags, ReadFlags, WatchFlags};
-use rustix::io::Errno;
-use std::collections::{HashMap, HashSet};
-use std::mem::MaybeUninit;
-use std::os::fd::OwnedFd;
-use std::path::{Path, PathBuf};
+use notify::event::{AccessKind, AccessMode, EventKind, ModifyKind};
+use notify::{Config, Event, RecommendedWatcher, RecursiveMode, Watcher};
+use std::collections::HashSet;
+use std::path::{Component, Path, PathBuf};
+use std::sync::mpsc::{channel, Receiver};
 
 /// Most directories watched; a home with more is not vouched for.
-const MAX_DIRS: usize = 100_000;
+pub const MAX_DIRS: usize = 100_000;
 /// Most modified files remembered between two takes; more is a layout change.
 const MAX_FILES: usize = 4096;
 
@@ -41,64 +50,116 @@ pub enum Pending {
     Layout,
 }
 
-/// What makes a directory's entry count as a change.
-fn mask() -> WatchFlags {
-    WatchFlags::MODIFY
-        | WatchFlags::ATTRIB
-        | WatchFlags::CLOSE_WRITE
-        | WatchFlags::CREATE
-        | WatchFlags::DELETE
-        | WatchFlags::MOVED_FROM
-        | WatchFlags::MOVED_TO
-        | WatchFlags::DELETE_SELF
-        | WatchFlags::MOVE_SELF
-        | WatchFlags::DONT_FOLLOW
-}
-
 /// A root to watch, and which of its top-level entries matter (`None` = all;
 /// e.g. only `sessions`, `archived_sessions` and `session_index.jsonl` of
 /// `CODEX_HOME`, whose logs change all the time).
 pub type Scope = (PathBuf, Option<&'static [&'static str]>);
 
+/// One root as watched: its real path and, for a scoped root, the entries
+/// of it that matter and those of them watched recursively so far.
+struct Root {
+    real: PathBuf,
+    only: Option<&'static [&'static str]>,
+    /// Scoped roots: the top-level directories watched below the root.
+    subtrees: HashSet<PathBuf>,
+}
+
+/// A directory of this watch's own, watched along with the roots, that only
+/// [`Watch::settle`] opens; removed with the watch.
+struct Fence(PathBuf);
+
+impl Fence {
+    /// A fresh fence watched by `w` (Linux only: elsewhere opens are not
+    /// reported, so a fence could not be waited for).
+    fn new(w: &mut RecommendedWatcher) -> Option<Fence> {
+        if !cfg!(target_os = "linux") {
+            return None;
+        }
+        static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir =
+            std::env::temp_dir().join(format!("recall-watch-fence-{}-{n}", std::process::id()));
+        std::fs::create_dir_all(&dir).ok()?;
+        let fence = Fence(std::fs::canonicalize(&dir).ok()?);
+        w.watch(&fence.0, RecursiveMode::NonRecursive).ok()?;
+        Some(fence)
+    }
+}
+
+impl Drop for Fence {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
+
 /// The watch over a set of roots.
-#[derive(Debug)]
 pub struct Watch {
-    fd: OwnedFd,
     roots: Vec<Scope>,
-    /// Watched roots with a top-level filter, by watch descriptor.
-    filters: HashMap<i32, &'static [&'static str]>,
+    /// The backend, and where it sends its events.
+    watcher: RecommendedWatcher,
+    events: Receiver<notify::Result<Event>>,
+    /// What polls wait for (`None` where opens are not reported).
+    fence: Option<Fence>,
     /// Roots present and watched (by index into `roots`).
-    watched: Vec<bool>,
-    dirs: HashMap<i32, PathBuf>,
+    watched: Vec<Option<Root>>,
+    /// Directories seen by the walks (an estimate of the watches held).
+    dirs: usize,
     changed: bool,
     /// Files modified in place since the last take.
     files: HashSet<PathBuf>,
     /// Files or directories came, went or moved since the last take.
     layout: bool,
-    /// Events were lost or a watched path moved: the next reset walks the
+    /// Events were lost or a root went away: the next take watches the
     /// roots afresh (until then every poll says changed).
     stale: bool,
     /// The watch cannot see everything (a symlinked directory, the watch
     /// limit): every poll says changed, for good.
     blind: bool,
+    /// Paths that appeared, to be looked at (and, at the top of a scoped
+    /// root, watched) once the queue is drained.
+    created: Vec<(usize, PathBuf)>,
+}
+
+impl std::fmt::Debug for Watch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Watch")
+            .field("roots", &self.roots)
+            .field("dirs", &self.dirs)
+            .field("stale", &self.stale)
+            .field("blind", &self.blind)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A fresh backend and the receiving end of its events.
+fn backend() -> notify::Result<(RecommendedWatcher, Receiver<notify::Result<Event>>)> {
+    let (tx, rx) = channel();
+    // Symlinks are not followed (a symlinked directory makes the watch blind
+    // instead), as discovery does not follow them below a root.
+    let w = RecommendedWatcher::new(tx, Config::default().with_follow_symlinks(false))?;
+    Ok((w, rx))
 }
 
 impl Watch {
     /// Watches every directory under `roots` (missing roots are watched once
-    /// they appear). Fails only when inotify itself is unavailable.
+    /// they appear). Fails only when the platform's watch itself is
+    /// unavailable.
     pub fn new(roots: &[Scope]) -> std::io::Result<Watch> {
-        let fd = inotify::init(CreateFlags::CLOEXEC | CreateFlags::NONBLOCK)?;
+        let (mut watcher, events) = backend().map_err(std::io::Error::other)?;
+        let fence = Fence::new(&mut watcher);
         let mut w = Watch {
-            fd,
             roots: roots.to_vec(),
-            filters: HashMap::new(),
-            watched: vec![false; roots.len()],
-            dirs: HashMap::new(),
+            watcher,
+            events,
+            fence,
+            watched: roots.iter().map(|_| None).collect(),
+            dirs: 0,
             changed: false,
             files: HashSet::new(),
             layout: false,
             stale: false,
             blind: false,
+            created: Vec::new(),
         };
         w.watch_new_roots();
         w.changed = false;
@@ -107,7 +168,8 @@ impl Watch {
     }
 
     /// Whether anything under the roots changed since the last
-    /// [`reset`](Self::reset), or the watch cannot tell. Never blocks.
+    /// [`reset`](Self::reset), or the watch cannot tell. Never blocks on the
+    /// file system.
     pub fn changed(&mut self) -> bool {
         self.drain();
         self.watch_new_roots();
@@ -146,7 +208,7 @@ impl Watch {
 
     /// Number of directories watched (for tests and status).
     pub fn dirs(&self) -> usize {
-        self.dirs.len()
+        self.dirs
     }
 
     /// Whether the watch currently cannot vouch for the roots.
@@ -154,18 +216,29 @@ impl Watch {
         self.blind
     }
 
+    /// Drops every watch and starts a new backend; the roots are watched
+    /// again by the next [`watch_new_roots`](Self::watch_new_roots).
     fn rewatch(&mut self) {
-        for wd in std::mem::take(&mut self.dirs).into_keys() {
-            let _ = inotify::remove_watch(&self.fd, wd);
+        match backend() {
+            Ok((mut watcher, events)) => {
+                self.fence = Fence::new(&mut watcher);
+                self.watcher = watcher;
+                self.events = events;
+                self.watched.iter_mut().for_each(|w| *w = None);
+                self.created.clear();
+                self.dirs = 0;
+                self.stale = false;
+            }
+            Err(_) => self.blind = true,
         }
-        self.filters.clear();
-        self.watched.iter_mut().for_each(|w| *w = false);
-        self.stale = false;
     }
 
     fn watch_new_roots(&mut self) {
         for i in 0..self.roots.len() {
-            if self.watched[i] {
+            if self.blind {
+                return;
+            }
+            if self.watched[i].is_some() {
                 continue;
             }
             let (root, only) = self.roots[i].clone();
@@ -177,126 +250,234 @@ impl Watch {
             if !real.is_dir() {
                 continue;
             }
-            self.watched[i] = true;
+            let mode = if only.is_some() {
+                RecursiveMode::NonRecursive
+            } else {
+                RecursiveMode::Recursive
+            };
+            if !self.add(&real, mode) {
+                continue;
+            }
+            self.watched[i] = Some(Root {
+                real: real.clone(),
+                only,
+                subtrees: HashSet::new(),
+            });
+            match only {
+                None => self.scan(&real),
+                Some(names) => {
+                    self.dirs += 1;
+                    for name in names {
+                        self.watch_subtree(i, &real.join(name));
+                    }
+                }
+            }
             self.changed = true;
             self.layout = true;
-            self.walk(&real, only);
         }
     }
 
-    /// Watches `dir` and every directory below it (of its own entries, only
-    /// those named in `only`). The watch is added before the listing, so an
-    /// entry created meanwhile is either listed or reported.
-    fn walk(&mut self, dir: &Path, only: Option<&'static [&'static str]>) {
+    /// Watches one top-level entry of scoped root `i`, when it is a directory.
+    fn watch_subtree(&mut self, i: usize, dir: &Path) {
+        if self.watched[i]
+            .as_ref()
+            .is_none_or(|r| r.subtrees.contains(dir))
+        {
+            return;
+        }
+        let Ok(meta) = std::fs::symlink_metadata(dir) else {
+            return;
+        };
+        if meta.file_type().is_symlink() {
+            if dir.is_dir() {
+                self.blind = true;
+            }
+            return;
+        }
+        if meta.is_dir() && self.add(dir, RecursiveMode::Recursive) {
+            if let Some(r) = self.watched[i].as_mut() {
+                r.subtrees.insert(dir.to_path_buf());
+            }
+            self.scan(dir);
+        }
+    }
+
+    /// Adds a watch; false when the path is gone or unreadable (discovery
+    /// cannot see it either). Any other failure — the watch limit, most
+    /// often — makes the watch blind.
+    fn add(&mut self, path: &Path, mode: RecursiveMode) -> bool {
+        match self.watcher.watch(path, mode) {
+            Ok(()) => true,
+            Err(e) => {
+                if !matches!(e.kind, notify::ErrorKind::PathNotFound) {
+                    self.blind = true;
+                }
+                false
+            }
+        }
+    }
+
+    /// Counts the directories of a recursively watched tree and looks for
+    /// symlinked directories in it (which the backend does not follow).
+    fn scan(&mut self, dir: &Path) {
         let mut stack = vec![dir.to_path_buf()];
-        let mut top = true;
         while let Some(d) = stack.pop() {
-            let filter = if top { only } else { None };
-            top = false;
-            if self.dirs.len() >= MAX_DIRS {
+            self.dirs += 1;
+            if self.dirs > MAX_DIRS {
                 self.blind = true;
                 return;
-            }
-            match inotify::add_watch(&self.fd, &d, mask()) {
-                Ok(wd) => {
-                    self.dirs.insert(wd, d.clone());
-                    if let Some(f) = filter {
-                        self.filters.insert(wd, f);
-                    }
-                }
-                // Unreadable or vanished: discovery cannot see it either.
-                Err(Errno::ACCESS | Errno::NOENT | Errno::NOTDIR | Errno::LOOP) => continue,
-                Err(_) => {
-                    // The per-user watch limit, or no kernel memory.
-                    self.blind = true;
-                    return;
-                }
             }
             let Ok(entries) = std::fs::read_dir(&d) else {
                 continue;
             };
             for e in entries.flatten() {
-                if filter.is_some_and(|f| !e.file_name().to_str().is_some_and(|n| f.contains(&n))) {
-                    continue;
-                }
                 let Ok(t) = e.file_type() else { continue };
                 if t.is_dir() {
                     stack.push(e.path());
                 } else if t.is_symlink() && e.path().is_dir() {
                     self.blind = true;
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Waits until the backend has handed over every event queued before
+    /// this call (Linux; elsewhere opens are not reported and this returns
+    /// at once). The fence directory — private to this watch, watched by
+    /// the same inotify instance — is opened (a read) and the events are
+    /// read up to the report of that open: inotify queues events in order,
+    /// so everything the kernel queued before, every change made before the
+    /// query, has been seen. Bounded: a watch that does not answer in time
+    /// is stale.
+    fn settle(&mut self) {
+        let Some(dir) = self.fence.as_ref().map(|f| f.0.clone()) else {
+            return;
+        };
+        use std::time::{Duration, Instant};
+        if std::fs::read_dir(&dir).is_err() {
+            self.stale = true;
+            return;
+        }
+        let deadline = Instant::now() + Duration::from_millis(250);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.events.recv_timeout(left) {
+                Ok(Ok(ev))
+                    if matches!(ev.kind, EventKind::Access(AccessKind::Open(_)))
+                        && ev.paths.contains(&dir) =>
+                {
+                    return;
+                }
+                Ok(ev) => self.handle(ev),
+                Err(_) => {
+                    self.stale = true;
+                    return;
                 }
             }
         }
     }
 
     fn drain(&mut self) {
-        let mut buf = [MaybeUninit::<u8>::uninit(); 16 << 10];
-        let mut created = Vec::new();
-        {
-            let mut reader = inotify::Reader::new(&self.fd, &mut buf);
-            loop {
-                let ev = match reader.next() {
-                    Ok(ev) => ev,
-                    Err(Errno::INTR) => continue,
-                    // WOULDBLOCK: nothing more queued. Anything else: the
-                    // queue cannot be read; stop trusting it.
-                    Err(Errno::WOULDBLOCK) => break,
-                    Err(_) => {
-                        self.stale = true;
-                        break;
-                    }
-                };
-                let flags = ev.events();
-                if flags.contains(ReadFlags::QUEUE_OVERFLOW) {
-                    self.stale = true;
-                    continue;
-                }
-                let Some(dir) = self.dirs.get(&ev.wd()) else {
-                    continue;
-                };
-                if let (Some(only), Some(name)) = (self.filters.get(&ev.wd()), ev.file_name()) {
-                    if !name.to_str().is_ok_and(|n| only.contains(&n)) {
-                        continue; // an entry of the root that does not matter
-                    }
-                }
-                self.changed = true;
-                let in_place = ReadFlags::MODIFY | ReadFlags::ATTRIB | ReadFlags::CLOSE_WRITE;
-                if flags.contains(ReadFlags::ISDIR) || !in_place.contains(flags) {
-                    self.layout = true;
-                }
-                if flags.contains(ReadFlags::IGNORED) {
-                    // The directory is gone (its parent reports that too).
-                    self.dirs.remove(&ev.wd());
-                    self.filters.remove(&ev.wd());
-                    continue;
-                }
-                if flags.intersects(ReadFlags::DELETE_SELF | ReadFlags::MOVE_SELF) {
-                    // A root went away, or a directory moved and the paths
-                    // held for it are wrong: walk afresh at the next reset.
-                    self.stale = true;
-                    continue;
-                }
-                let name = ev.file_name().map(|n| {
-                    use std::os::unix::ffi::OsStrExt;
-                    dir.join(std::ffi::OsStr::from_bytes(n.to_bytes()))
-                });
-                if flags.contains(ReadFlags::ISDIR)
-                    && flags.intersects(ReadFlags::CREATE | ReadFlags::MOVED_TO)
-                {
-                    created.extend(name);
-                } else if !self.layout {
-                    match name {
-                        Some(p) if self.files.len() < MAX_FILES => {
-                            self.files.insert(p);
-                        }
-                        _ => self.layout = true,
-                    }
+        if self.blind {
+            return;
+        }
+        self.settle();
+        while let Ok(ev) = self.events.try_recv() {
+            self.handle(ev);
+        }
+        while let Some((i, path)) = self.created.pop() {
+            let Some(r) = self.watched[i].as_ref() else {
+                continue;
+            };
+            if r.only.is_some() && path.parent() == Some(r.real.as_path()) {
+                self.watch_subtree(i, &path);
+            } else if let Ok(meta) = std::fs::symlink_metadata(&path) {
+                // The backend watches a new directory itself; it is looked
+                // through for symlinked directories, as at the start.
+                if meta.file_type().is_symlink() {
+                    self.blind |= path.is_dir();
+                } else if meta.is_dir() {
+                    self.scan(&path);
                 }
             }
         }
-        for d in created {
-            self.walk(&d, None);
+    }
+
+    fn handle(&mut self, ev: notify::Result<Event>) {
+        match ev {
+            Ok(ev) => self.event(ev),
+            Err(e) => match e.kind {
+                notify::ErrorKind::MaxFilesWatch => self.blind = true,
+                _ => self.stale = true,
+            },
         }
+    }
+
+    /// Accounts for one event.
+    fn event(&mut self, ev: Event) {
+        if ev.need_rescan() {
+            self.stale = true;
+            self.changed = true;
+            return;
+        }
+        let in_place = match ev.kind {
+            // Reads (a sweep opening transcripts) change nothing.
+            EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
+            EventKind::Access(_) => return,
+            EventKind::Modify(ModifyKind::Data(_) | ModifyKind::Metadata(_) | ModifyKind::Any) => {
+                true
+            }
+            _ => false,
+        };
+        let appeared = matches!(
+            ev.kind,
+            EventKind::Create(_) | EventKind::Modify(ModifyKind::Name(_))
+        );
+        for path in &ev.paths {
+            let Some((i, root)) = self.root_of(path) else {
+                continue;
+            };
+            let rel = path.strip_prefix(&root.real).unwrap_or(Path::new(""));
+            let top = match rel.components().next() {
+                Some(Component::Normal(n)) => n.to_str(),
+                _ => None,
+            };
+            if let (Some(only), Some(top)) = (root.only, top) {
+                if !only.contains(&top) {
+                    continue; // an entry of the root that does not matter
+                }
+            }
+            let is_base = rel.as_os_str().is_empty() || root.subtrees.contains(path.as_path());
+            self.changed = true;
+            if is_base && !in_place {
+                // A root (or a watched top-level directory) went away or
+                // moved: watch afresh at the next take.
+                self.stale = true;
+            }
+            if appeared && !is_base {
+                self.created.push((i, path.clone()));
+            }
+            if !in_place || is_base {
+                self.layout = true;
+            } else if !self.layout {
+                if self.files.len() < MAX_FILES {
+                    self.files.insert(path.clone());
+                } else {
+                    self.layout = true;
+                }
+            }
+        }
+    }
+
+    /// The watched root `path` lies under (the longest match).
+    fn root_of(&self, path: &Path) -> Option<(usize, &Root)> {
+        self.watched
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| r.as_ref().map(|r| (i, r)))
+            .filter(|(_, r)| path.starts_with(&r.real))
+            .max_by_key(|(_, r)| r.real.as_os_str().len())
     }
 }
 
@@ -335,12 +516,17 @@ mod tests {
         );
         assert!(!w.changed());
         assert_eq!(w.take(), Pending::Quiet);
+        let _ = fs::read(root.join("p/sub/a.jsonl")).unwrap();
+        let _ = fs::read_dir(root.join("p")).unwrap().count();
+        assert_eq!(w.take(), Pending::Quiet, "reading is no change");
         fs::write(root.join("p/new.jsonl"), "{}\n").unwrap();
         assert_eq!(w.take(), Pending::Layout, "a new file is a layout change");
         fs::remove_file(root.join("p/new.jsonl")).unwrap();
         f.write_all(b"{\"x\":2}\n").unwrap();
         assert_eq!(w.take(), Pending::Layout, "so is a removed one");
         assert_eq!(w.take(), Pending::Quiet);
+        fs::rename(root.join("p/sub/a.jsonl"), root.join("p/sub/b.jsonl")).unwrap();
+        assert_eq!(w.take(), Pending::Layout, "and a renamed one");
         fs::remove_dir_all(&root).unwrap();
     }
 
@@ -369,9 +555,13 @@ mod tests {
         assert!(!w.changed(), "a removed root is quiet again");
         fs::create_dir_all(&root).unwrap();
         assert!(w.changed(), "and seen when it comes back");
+        w.reset();
+        fs::write(root.join("t.jsonl"), "{}\n").unwrap();
+        assert!(w.changed(), "and watched again");
         fs::remove_dir_all(&base).unwrap();
     }
 
+    #[cfg(unix)]
     #[test]
     fn a_symlinked_directory_inside_a_root_makes_the_watch_blind() {
         let base = tmp("symlink");
@@ -381,6 +571,7 @@ mod tests {
         let mut w = Watch::new(&[(base.join("root"), None)]).unwrap();
         assert!(w.is_blind());
         assert!(w.changed(), "a blind watch always says changed");
+        assert_eq!(w.take(), Pending::Layout);
         fs::remove_dir_all(&base).unwrap();
     }
 
@@ -390,7 +581,7 @@ mod tests {
         fs::create_dir_all(root.join("sessions/2026/10")).unwrap();
         fs::create_dir_all(root.join("log")).unwrap();
         fs::write(root.join("sessions/2026/10/r.jsonl"), "{}\n").unwrap();
-        const ONLY: &[&str] = &["sessions", "session_index.jsonl"];
+        const ONLY: &[&str] = &["sessions", "archived_sessions", "session_index.jsonl"];
         let mut w = Watch::new(&[(root.clone(), Some(ONLY))]).unwrap();
         assert_eq!(w.dirs(), 4, "the root, sessions/2026/10; not log/");
         fs::write(root.join("log/tui.log"), "noise\n").unwrap();
@@ -409,6 +600,11 @@ mod tests {
             .unwrap();
         f.write_all(b"{}\n").unwrap();
         assert!(matches!(w.take(), Pending::Files(f) if f.len() == 1));
+        // A top-level directory that matters, made after the watch began.
+        fs::create_dir_all(root.join("archived_sessions/2026")).unwrap();
+        assert_eq!(w.take(), Pending::Layout);
+        fs::write(root.join("archived_sessions/2026/old.jsonl"), "{}\n").unwrap();
+        assert_eq!(w.take(), Pending::Layout, "is watched from then on");
         fs::remove_dir_all(&root).unwrap();
     }
 }

@@ -215,49 +215,13 @@ fn legacy_work_dirs(path: &Path) -> BTreeMap<String, String> {
     map
 }
 
-/// MD5 (RFC 1321) as lowercase hex: kimi-cli names a work dir's session
-/// folder by it. Only used to match directory names, never for security.
+/// MD5 (RFC 1321, the `md-5` crate) as lowercase hex: kimi-cli names a work
+/// dir's session folder by it. Only used to match directory names, never
+/// for security.
 fn md5_hex(bytes: &[u8]) -> String {
-    const S: [u32; 16] = [7, 12, 17, 22, 5, 9, 14, 20, 4, 11, 16, 23, 6, 10, 15, 21];
-    let k: Vec<u32> = (0..64)
-        .map(|i| ((i as f64 + 1.0).sin().abs() * 4_294_967_296.0) as u32)
-        .collect();
-    let mut msg = bytes.to_vec();
-    let bit_len = (bytes.len() as u64).wrapping_mul(8);
-    msg.push(0x80);
-    while msg.len() % 64 != 56 {
-        msg.push(0);
-    }
-    msg.extend_from_slice(&bit_len.to_le_bytes());
-    let mut h: [u32; 4] = [0x6745_2301, 0xefcd_ab89, 0x98ba_dcfe, 0x1032_5476];
-    for chunk in msg.chunks_exact(64) {
-        let m: Vec<u32> = chunk
-            .chunks_exact(4)
-            .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
-            .collect();
-        let [mut a, mut b, mut c, mut d] = h;
-        for i in 0..64 {
-            let (f, g) = match i / 16 {
-                0 => ((b & c) | (!b & d), i),
-                1 => ((d & b) | (!d & c), (5 * i + 1) % 16),
-                2 => (b ^ c ^ d, (3 * i + 5) % 16),
-                _ => (c ^ (b | !d), (7 * i) % 16),
-            };
-            let rot = a.wrapping_add(f).wrapping_add(k[i]).wrapping_add(m[g]);
-            a = d;
-            d = c;
-            c = b;
-            b = b.wrapping_add(rot.rotate_left(S[(i / 16) * 4 + i % 4]));
-        }
-        h = [
-            h[0].wrapping_add(a),
-            h[1].wrapping_add(b),
-            h[2].wrapping_add(c),
-            h[3].wrapping_add(d),
-        ];
-    }
-    h.iter()
-        .flat_map(|w| w.to_le_bytes())
+    use md5::{Digest, Md5};
+    Md5::digest(bytes)
+        .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
 }
