@@ -2,7 +2,7 @@
 //! the query and filters in the page URL so a search can be reloaded or shared.
 
 /** The source ids, in their canonical order. */
-export const SOURCES = ['claude-code', 'codex', 'kimi', 'pi', 'intendant'];
+export const SOURCES = ['claude-code', 'codex', 'kimi', 'pi', 'intendant', 'dsh'];
 
 /** Reads the form into request fields (defaults left out). */
 export function readFilters(form) {
