@@ -426,7 +426,7 @@ impl<'a> Gen<'a> {
             let n = rng.range(1, 3);
             let list: Vec<&str> = (0..n)
                 .map(|_| {
-                    let s = Source::ALL[rng.below(5)];
+                    let s = Source::ALL[rng.below(Source::ALL.len())];
                     let sp = source_spellings(s);
                     sp[rng.below(sp.len())]
                 })

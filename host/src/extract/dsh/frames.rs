@@ -222,7 +222,8 @@ pub fn feed_frames(
 ) -> io::Result<Fed> {
     let file = File::open(path)?;
     let len = file.metadata()?.len();
-    let mut decode_file = file.try_clone()?;
+    // Opened apart: a cloned handle would share the scanner's file offset.
+    let mut decode_file = File::open(path)?;
     let mut r = BufReader::with_capacity(64 << 10, file);
     r.seek(SeekFrom::Start(start))?;
     let mut scan = Scanner {
@@ -414,6 +415,35 @@ mod tests {
         assert_eq!(fed.lines, 3);
         assert_eq!((diag.torn_tails, diag.bad_frames), (1, 0));
         assert_eq!(complete_end(&p).expect("scan"), fed.offset);
+    }
+
+    #[test]
+    fn files_larger_than_the_read_buffer_keep_their_frames_in_order() {
+        let dir = Tmp::new("large");
+        let p = dir.path().join("s.jsonl.zstd");
+        // Incompressible lines, so the file is many read buffers long.
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut want = Vec::new();
+        let mut bytes = Vec::new();
+        for i in 0..300 {
+            let mut line = format!("{i}:");
+            // Every 50th line is long: its blocks outrun the read buffer.
+            let words = if i % 50 == 7 { 40_000 } else { 120 };
+            for _ in 0..words {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                line.push_str(&format!("{:x}", x >> 40));
+            }
+            bytes.extend(frame(&format!("{line}\n")));
+            want.push(line);
+        }
+        assert!(bytes.len() > 4 * (64 << 10), "{}", bytes.len());
+        std::fs::write(&p, &bytes).expect("write");
+        let (lines, fed, diag) = lines_of(&p, None);
+        assert_eq!((diag.bad_frames, diag.torn_tails), (0, 0));
+        assert_eq!(lines, want);
+        assert_eq!(fed.offset, bytes.len() as u64);
     }
 
     #[test]
