@@ -66,6 +66,9 @@ pub(crate) trait Agent {
 /// An extraction's outcome with its state serialized.
 pub(crate) type Erased = Outcome<Value>;
 
+/// [`Agent::resume`] from a serialized state.
+pub(crate) type ResumeFn = fn(&mut Call, &[Fed], &Value) -> Result<Option<Erased>, ExtractError>;
+
 /// One row of the registry: an [`Agent`] as plain function pointers.
 pub(crate) struct Entry {
     /// [`Agent::ID`].
@@ -86,7 +89,7 @@ pub(crate) struct Entry {
     pub scratch: fn(&mut Call) -> Result<Erased, ExtractError>,
     /// [`Agent::resume`] from a serialized state (`Ok(None)` also when the
     /// state is not this agent's shape).
-    pub resume: fn(&mut Call, &[Fed], &Value) -> Result<Option<Erased>, ExtractError>,
+    pub resume: ResumeFn,
     /// [`Agent::resume_command`].
     pub resume_command: fn(&SessionMeta, bool) -> Option<String>,
 }

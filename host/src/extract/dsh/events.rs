@@ -125,10 +125,8 @@ impl State {
                     }
                 }
             }
-            "session/end-seed" => {
-                if data.get("inherited").and_then(Value::as_bool) == Some(true) {
-                    self.inherited_cut = Some(seq);
-                }
+            "session/end-seed" if data.get("inherited").and_then(Value::as_bool) == Some(true) => {
+                self.inherited_cut = Some(seq);
             }
             _ => {}
         }
