@@ -108,3 +108,51 @@ fn http_search_filters_on_dsh() {
         "a spaced source name filters too: {claude:?}"
     );
 }
+
+/// One checksummed zstd frame holding `text`.
+fn frame(text: &str) -> Vec<u8> {
+    use std::io::Write;
+    let mut e = zstd::stream::write::Encoder::new(Vec::new(), 3).expect("encoder");
+    e.include_checksum(true).expect("checksum");
+    e.write_all(text.as_bytes()).expect("write");
+    e.finish().expect("finish")
+}
+
+fn append(path: &Path, bytes: &[u8]) {
+    use std::io::Write;
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(path)
+        .and_then(|mut f| f.write_all(bytes))
+        .expect("append");
+}
+
+/// A frame appended to a live `.zstd` log is indexed by the next sweep; a
+/// torn one is not, until DSH's repair completes it.
+#[test]
+fn an_appended_frame_is_indexed_and_a_torn_one_waits() {
+    let home = home();
+    let log =
+        home.join(".dsh/sessions/--~007B~007Bcwd~007D~007D--/sdk-snapshot-bash/session.jsonl.zstd");
+    assert!(log.is_file());
+    let line = serde_json::json!({"type":"user/message","seq":200,"time":1_785_498_600_000u64,
+        "data":{"content":[{"type":"text","text":"now the quokkaprobe follow-up"}],
+        "source":{"kind":"user"},"role":"user","id":"late-1"},"surfaceOp":"append"})
+    .to_string()
+        + "\n";
+    let f = frame(&line);
+    append(&log, &f[..f.len() - 5]);
+    run_ok(&home, &["index"], 0);
+    run_ok(&home, &["search", "quokkaprobe"], 1);
+    append(&log, &f[f.len() - 5..]);
+    run_ok(&home, &["index"], 0);
+    let out = run_ok(
+        &home,
+        &["search", "--json", "quokkaprobe", "--source", "dsh"],
+        0,
+    );
+    assert_eq!(keys(&out), ["dsh:sdk-snapshot-bash"]);
+    // The earlier records are still there, once each.
+    let out = run_ok(&home, &["search", "--json", "dsh-sdk-proof-7391"], 0);
+    assert_eq!(keys(&out), ["dsh:sdk-snapshot-bash"]);
+}
