@@ -3,7 +3,9 @@
 //!
 //! Every extractor is hermetic: it reads only the paths it is given (roots
 //! come from [`Roots`], never from the process environment inside an
-//! extractor) and streams its files line by line.
+//! extractor) and streams its files line by line (DSH's zstd logs frame by
+//! frame). Each source is an `agent::Agent`; `AGENTS` is the one table
+//! of them that roots, watch scopes, discovery and extraction dispatch read.
 
 pub mod agent;
 pub mod claude;
