@@ -73,6 +73,16 @@ check_prerequisites() {
   return $ok
 }
 
+# gen.py --dsh (DeepSeek Harness homes, the truth and parity tests) needs
+# the third-party zstandard module.
+install_zstandard() {
+  if python3 -c 'import zstandard' 2>/dev/null; then
+    echo "python3 zstandard: installed"
+  else
+    python3 -m pip install zstandard || python3 -m pip install --break-system-packages zstandard
+  fi
+}
+
 cargo_tests() {
   if [ "$RECALL_TEST_PROFILE" = release ]; then
     cargo test --workspace --release
@@ -82,6 +92,7 @@ cargo_tests() {
 }
 
 step "prerequisites (python3, ../shared)" check_prerequisites
+step "install python3 zstandard (gen.py --dsh)" install_zstandard
 step "install wasm32 target" install_wasm_target
 step "install wasm-bindgen CLI" install_wasm_bindgen
 step "pkg/ is current (cargo xtask wasm --check)" cargo xtask wasm --check

@@ -27,19 +27,23 @@ pub enum Source {
     /// Intendant's native session logs.
     #[serde(rename = "intendant")]
     Intendant,
+    /// DeepSeek Harness (`dsh`) session logs.
+    #[serde(rename = "dsh")]
+    Dsh,
 }
 
 impl Source {
     /// All sources, in their canonical order.
-    pub const ALL: [Source; 5] = [
+    pub const ALL: [Source; 6] = [
         Source::ClaudeCode,
         Source::Codex,
         Source::Kimi,
         Source::Pi,
         Source::Intendant,
+        Source::Dsh,
     ];
 
-    /// The canonical id (`claude-code`, `codex`, `kimi`, `pi`, `intendant`).
+    /// The canonical id (`claude-code`, `codex`, `kimi`, `pi`, `intendant`, `dsh`).
     pub fn as_str(self) -> &'static str {
         match self {
             Source::ClaudeCode => "claude-code",
@@ -47,18 +51,23 @@ impl Source {
             Source::Kimi => "kimi",
             Source::Pi => "pi",
             Source::Intendant => "intendant",
+            Source::Dsh => "dsh",
         }
     }
 
-    /// Parses a canonical id or one of the accepted aliases
-    /// (`claude`, `cc`, `kimi-code`, `pi-coding-agent`).
+    /// Parses a canonical id or one of the accepted aliases (`claude`, `cc`,
+    /// `kimi-code`, `pi-coding-agent`, `deepseek-harness`), ASCII
+    /// case-insensitively, with a space accepted for each `-` (`claude code`,
+    /// `kimi code`, `pi coding agent`, `DeepSeek Harness`).
     pub fn parse(s: &str) -> Option<Source> {
-        Some(match s {
+        let name = s.trim().to_ascii_lowercase().replace(' ', "-");
+        Some(match name.as_str() {
             "claude-code" | "claude" | "cc" => Source::ClaudeCode,
             "codex" => Source::Codex,
             "kimi" | "kimi-code" => Source::Kimi,
             "pi" | "pi-coding-agent" => Source::Pi,
             "intendant" => Source::Intendant,
+            "dsh" | "deepseek-harness" => Source::Dsh,
             _ => return None,
         })
     }
@@ -177,7 +186,7 @@ pub struct MessageRecord {
 
 /// How a session relates to its parent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
 pub enum Relation {
     /// Spawned by the parent as a subagent.
     Subagent,
@@ -187,6 +196,14 @@ pub enum Relation {
     Resume,
     /// A branch of the parent.
     Branch,
+    /// Intendant: a side conversation of the parent.
+    Side,
+    /// Intendant: forked from an anchor of the parent.
+    AnchorFork,
+    /// Intendant: a rewind of the parent.
+    Rewind,
+    /// Intendant: split off the parent by fission.
+    Fission,
 }
 
 /// A session's parent.

@@ -452,6 +452,21 @@ mod tests {
     }
 
     #[test]
+    fn source_lists_take_aliases_and_spaced_names() {
+        let sources = |list: &str| parse_sources(list).map_err(|e| e.code);
+        assert_eq!(
+            sources("Claude Code, kimi code,PI Coding Agent"),
+            Ok(vec![Source::ClaudeCode, Source::Kimi, Source::Pi])
+        );
+        assert_eq!(
+            sources("deepseek-harness,dsh,DeepSeek Harness"),
+            Ok(vec![Source::Dsh])
+        );
+        assert_eq!(sources("claude  code"), Err("invalid_param"));
+        assert_eq!(sources("deepseek"), Err("invalid_param"));
+    }
+
+    #[test]
     fn limits_clamp() {
         let lim = |s: &str| {
             let mut r = Request::new("x");

@@ -173,6 +173,17 @@ fn resumed_copy_skips_the_replay_and_names_its_parent() {
         "{{\"type\":\"custom-title\",\"customTitle\":\"Old name\",\"sessionId\":\"{orig}\"}}\n"
     );
     body += "{\"type\":\"summary\",\"summary\":\"A summary\",\"leafUuid\":\"u2\"}\n";
+    // The original is indexed beside it and holds the replayed lines.
+    let original = user(orig, "u1", None, "2026-01-01T00:00:00Z", "first question")
+        + &assistant(
+            orig,
+            "a1",
+            "u1",
+            "2026-01-01T00:00:05Z",
+            "m1",
+            "first answer",
+        );
+    s.write(&format!("projects/-w/{orig}.jsonl"), original.as_bytes());
     let main = s.write(&format!("projects/-w/{copy}.jsonl"), body.as_bytes());
     let x = claude::extract(&unit(&main)).unwrap().unwrap();
     assert_eq!(x.meta.session_id, copy);
@@ -192,6 +203,97 @@ fn resumed_copy_skips_the_replay_and_names_its_parent() {
         x.meta.resume.as_deref(),
         Some(&*format!("claude --resume {copy}"))
     );
+}
+
+/// Claude Code's "clear context and implement the plan": the new session's
+/// first prompt carries the planning session's id, but its uuid is not a
+/// line of the planning session's file, so it is this session's own
+/// prompt; and with no replayed line, no parent is claimed.
+#[test]
+fn a_plan_hand_off_keeps_its_first_prompt_and_claims_no_parent() {
+    let s = Scratch::new("claude-handoff");
+    let plan = "11111111-1111-4111-8111-111111111111";
+    let new = "44444444-4444-4444-8444-444444444444";
+    let planning = user(plan, "p1", None, "2026-01-01T00:00:00Z", "plan the cache")
+        + &assistant(
+            plan,
+            "p2",
+            "p1",
+            "2026-01-01T00:00:05Z",
+            "m1",
+            "here is the plan",
+        );
+    s.write(&format!("projects/-w/{plan}.jsonl"), planning.as_bytes());
+    let body = user(
+        plan,
+        "n1",
+        None,
+        "2026-01-01T01:00:00Z",
+        "Implement the following plan: cache",
+    ) + &assistant(
+        new,
+        "n2",
+        "n1",
+        "2026-01-01T01:00:05Z",
+        "m2",
+        "implementing",
+    );
+    let main = s.write(&format!("projects/-w/{new}.jsonl"), body.as_bytes());
+    let x = claude::extract(&unit(&main)).unwrap().unwrap();
+    assert_eq!(x.meta.session_id, new);
+    let texts: Vec<&str> = x.records.iter().map(|r| r.text.as_str()).collect();
+    assert_eq!(
+        texts,
+        ["Implement the following plan: cache", "implementing"]
+    );
+    assert_eq!(
+        x.meta.title.as_deref(),
+        Some("Implement the following plan: cache")
+    );
+    assert_eq!(x.meta.parent, None, "the planning session is not a parent");
+
+    // A resumed copy whose original is not indexed claims no parent either,
+    // and keeps the lines it cannot prove are replays.
+    let lonely = "55555555-5555-4555-8555-555555555555";
+    let gone = "66666666-6666-4666-8666-666666666666";
+    let body = user(gone, "g1", None, "2026-01-01T00:00:00Z", "old question")
+        + &user(
+            lonely,
+            "l1",
+            Some("g1"),
+            "2026-01-01T02:00:00Z",
+            "new question",
+        );
+    let main = s.write(&format!("projects/-w/{lonely}.jsonl"), body.as_bytes());
+    let x = claude::extract(&unit(&main)).unwrap().unwrap();
+    assert_eq!(x.meta.parent, None);
+    assert_eq!(x.records.len(), 2);
+}
+
+/// A resumed copy cut mid-replay (every line still carries the original's
+/// id) is its file stem's session, never taken for its parent.
+#[test]
+fn a_copy_cut_mid_replay_keeps_its_own_id() {
+    let s = Scratch::new("claude-midreplay");
+    let orig = "11111111-1111-4111-8111-111111111111";
+    let copy = "77777777-7777-4777-8777-777777777777";
+    let original = user(orig, "u1", None, "2026-01-01T00:00:00Z", "first question")
+        + &assistant(
+            orig,
+            "a1",
+            "u1",
+            "2026-01-01T00:00:05Z",
+            "m1",
+            "first answer",
+        );
+    s.write(&format!("projects/-w/{orig}.jsonl"), original.as_bytes());
+    let body = user(orig, "u1", None, "2026-01-01T00:00:00Z", "first question");
+    let main = s.write(&format!("projects/-w/{copy}.jsonl"), body.as_bytes());
+    let x = claude::extract(&unit(&main)).unwrap().unwrap();
+    assert_eq!(x.meta.session_id, copy);
+    assert!(x.records.is_empty(), "the replay is the original's");
+    let parent = x.meta.parent.expect("parent");
+    assert_eq!(parent.key, format!("claude-code:{orig}"));
 }
 
 #[test]

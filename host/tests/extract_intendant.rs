@@ -219,6 +219,64 @@ fn mixed_log_maps_seqs_and_is_a_subagent() {
     assert_eq!(parent.key, "intendant:11111111-1111-4111-8111-111111111111");
     assert_eq!(parent.relation, Relation::Subagent);
     assert_eq!(x.meta.title.as_deref(), Some("Review the parser."));
+    assert_eq!(
+        x.meta.resume, None,
+        "sub-agent sessions are not resumed on their own"
+    );
+}
+
+/// Real metas carry the project in `project_root` (no `cwd`); the
+/// relationship kinds Intendant writes are kept as written; a session that
+/// is not a sub-agent resumes with `intendant --resume <id>`.
+#[test]
+fn project_root_relations_and_resume() {
+    let s = Scratch::new("intendant-project-root");
+    let src = fixtures().join("logs/new-era");
+    for e in std::fs::read_dir(src.join("turns")).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name().to_string_lossy().into_owned();
+        s.write(
+            &format!("logs/x/turns/{name}"),
+            &std::fs::read(e.path()).unwrap(),
+        );
+    }
+    let meta = r#"{"session_id":"it's $(id)","task":"Add a health check endpoint to the server.","created_at":"2026-03-01T10:00:00.000Z","created_at_ms":1772359200000,"project_root":"/home/mara/code/tiny http","status":"completed","rounds":1}"#;
+    s.write("logs/x/session_meta.json", meta.as_bytes());
+    let log = s.path("logs/x/session.jsonl");
+    for (kind, want) in [
+        ("side", Relation::Side),
+        ("anchor-fork", Relation::AnchorFork),
+        ("rewind", Relation::Rewind),
+        ("fission", Relation::Fission),
+        ("fork", Relation::Fork),
+    ] {
+        // The fixture ends in a torn line: the relationship goes first.
+        let mut body: Vec<u8> = format!(
+            "{{\"ts\":\"10:00:09.000\",\"event\":\"session_relationship\",\"data\":{{\"parent_session_id\":\"p-1\",\"relation\":\"{kind}\"}}}}\n"
+        )
+        .into_bytes();
+        body.extend(std::fs::read(src.join("session.jsonl")).unwrap());
+        std::fs::write(&log, &body).unwrap();
+        let x = intendant::extract(&unit_named(&s.path(""), "x"))
+            .unwrap()
+            .unwrap();
+        assert_eq!(x.meta.cwd.as_deref(), Some("/home/mara/code/tiny http"));
+        let parent = x.meta.parent.expect("parent");
+        assert_eq!(
+            (parent.key.as_str(), parent.relation),
+            ("intendant:p-1", want)
+        );
+        assert_eq!(
+            serde_json::to_value(parent.relation).unwrap(),
+            serde_json::json!(kind),
+            "serialized as written"
+        );
+        assert_eq!(
+            x.meta.resume.as_deref(),
+            Some("intendant --resume 'it'\\''s $(id)'"),
+            "every value shell-quoted"
+        );
+    }
 }
 
 #[test]

@@ -97,7 +97,7 @@ fn sessions_list_filters_and_pages() {
     let all = d.get("/api/sessions");
     assert_eq!(all.status, 200);
     let all = all.json();
-    assert_eq!(all["total"], 7);
+    assert_eq!(all["total"], 8);
     golden("sessions", &normalized(&d, all.clone()));
     let count = |q: &str| {
         d.get(&format!("/api/sessions?{q}")).json()["total"]
@@ -106,13 +106,15 @@ fn sessions_list_filters_and_pages() {
     };
     assert_eq!(count("source=codex"), 2);
     assert_eq!(count("source=claude,pi"), 3);
-    assert_eq!(count("cwd=/home/demo/code"), 7);
+    assert_eq!(count("cwd=/home/demo/code"), 8);
+    assert_eq!(count("source=dsh"), 1);
+    assert_eq!(count("source=deepseek-harness,kimi%20code"), 2);
     assert_eq!(
         count("cwd=/home/demo/code/tide"),
         0,
         "cwd compares whole components"
     );
-    assert_eq!(count("parent=none"), 6);
+    assert_eq!(count("parent=none"), 7);
     let parent = key_of(&d, "codex", "next command");
     let kids = d
         .get(&format!("/api/sessions?parent={}", enc(&parent)))

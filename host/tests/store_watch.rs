@@ -90,7 +90,7 @@ fn refresh_sweeps_only_what_changed() {
 }
 
 /// `Roots::scopes` limits the watch to what discovery reads: every file of
-/// every unit of a home with all five sources must still be seen changing
+/// every unit of a home with all six sources must still be seen changing
 /// (a discovery reading somewhere new without a scope for it fails here).
 #[test]
 fn the_watch_sees_every_file_discovery_reads() {
@@ -100,7 +100,11 @@ fn the_watch_sees_every_file_discovery_reads() {
     let roots = Roots::resolve(&fs::canonicalize(&*home).unwrap(), |_| None);
     let units = recall_host::extract::discover(&roots);
     let sources: std::collections::BTreeSet<_> = units.iter().map(|u| u.source).collect();
-    assert_eq!(sources.len(), 5, "the demo home has every source");
+    assert_eq!(
+        sources.len(),
+        recall_core::model::Source::ALL.len(),
+        "the demo home has every source"
+    );
     let mut w = Watch::new(&roots.scopes()).unwrap();
     assert_eq!(w.take(), Pending::Quiet);
     for f in units.iter().flat_map(|u| &u.files) {

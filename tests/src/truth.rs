@@ -63,8 +63,41 @@ impl Drop for Generated {
     }
 }
 
-/// Runs `gen.py --out <tmp> --seed N --sessions M --sources <list>`.
+/// Generator flags beyond seed, sessions and sources.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Flags {
+    /// `--intendant-project-root`: Intendant metas written the real way
+    /// (the project in `project_root`, no `cwd`).
+    pub intendant_project_root: bool,
+}
+
+impl Flags {
+    /// The generator's default output.
+    pub const DEFAULT: Flags = Flags {
+        intendant_project_root: false,
+    };
+    /// The widest output: real-shaped Intendant metas.
+    pub const WIDE: Flags = Flags {
+        intendant_project_root: true,
+    };
+}
+
+/// Runs `gen.py --out <tmp> --seed N --sessions M --sources <list>` (the
+/// generator's default output). `Source::Dsh` in `sources` adds `--dsh`.
 pub fn generate(seed: u64, sessions: u32, sources: &[Source]) -> Result<Generated, String> {
+    generate_with(seed, sessions, sources, Flags::DEFAULT)
+}
+
+/// [`generate`] with `flags`. DeepSeek Harness is the generator's opt-in
+/// sixth source: with `Source::Dsh` among `sources`, `--dsh` (15 % of
+/// `sessions`, at least one per DSH feature) is added; with it alone, the
+/// home holds `sessions` DSH sessions only (`--sessions 0 --dsh N`).
+pub fn generate_with(
+    seed: u64,
+    sessions: u32,
+    sources: &[Source],
+    flags: Flags,
+) -> Result<Generated, String> {
     let gen = gen_py();
     if !gen.is_file() {
         return Err(format!(
@@ -81,14 +114,29 @@ pub fn generate(seed: u64, sessions: u32, sources: &[Source]) -> Result<Generate
         std::process::id()
     ));
     let generated = Generated { dir };
-    let list: Vec<&str> = sources.iter().map(|s| s.as_str()).collect();
-    let out = Command::new("python3")
-        .arg(&gen)
+    let five: Vec<&str> = sources
+        .iter()
+        .filter(|s| **s != Source::Dsh)
+        .map(|s| s.as_str())
+        .collect();
+    let mut cmd = Command::new("python3");
+    cmd.arg(&gen)
         .arg("--out")
         .arg(&generated.dir)
-        .args(["--seed", &seed.to_string()])
-        .args(["--sessions", &sessions.to_string()])
-        .args(["--sources", &list.join(",")])
+        .args(["--seed", &seed.to_string()]);
+    if five.is_empty() {
+        cmd.args(["--sessions", "0", "--dsh", &sessions.to_string()]);
+    } else {
+        cmd.args(["--sessions", &sessions.to_string()])
+            .args(["--sources", &five.join(",")]);
+        if sources.contains(&Source::Dsh) {
+            cmd.arg("--dsh");
+        }
+    }
+    if flags.intendant_project_root {
+        cmd.arg("--intendant-project-root");
+    }
+    let out = cmd
         .output()
         .map_err(|e| format!("cannot run python3 {}: {e}", gen.display()))?;
     if !out.status.success() {
@@ -144,9 +192,20 @@ impl fmt::Display for Report {
     }
 }
 
-/// Generates a home for `sources` and checks the extractors against it.
+/// Generates a home for `sources` (the generator's default output) and
+/// checks the extractors against it.
 pub fn run(seed: u64, sessions: u32, sources: &[Source]) -> Result<Report, String> {
-    let g = generate(seed, sessions, sources)?;
+    run_with(seed, sessions, sources, Flags::DEFAULT)
+}
+
+/// [`run`] with generator `flags`.
+pub fn run_with(
+    seed: u64,
+    sessions: u32,
+    sources: &[Source],
+    flags: Flags,
+) -> Result<Report, String> {
+    let g = generate_with(seed, sessions, sources, flags)?;
     check(&g.home(), &g.truth(), sources)
 }
 

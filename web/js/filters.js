@@ -5,7 +5,7 @@
 //! has a URL, so a view can be reloaded, shared, and walked with back/forward.
 
 /** The source ids, in their canonical order. */
-export const SOURCES = ['claude-code', 'codex', 'kimi', 'pi', 'intendant'];
+export const SOURCES = ['claude-code', 'codex', 'kimi', 'pi', 'intendant', 'dsh'];
 
 /** URL keys of the filters, in URL order. */
 const FILTER_KEYS = ['source', 'scope', 'role', 'since', 'until', 'cwd', 'branch', 'include_superseded', 'subagents', 'sort'];

@@ -21,7 +21,8 @@ pub struct SearchArgs {
     /// The query words (joined with single spaces into q; "quoted phrases" keep their spaces).
     #[arg(required = true, value_name = "Q")]
     pub words: Vec<String>,
-    /// Comma list of sources: claude-code, codex, kimi, pi, intendant.
+    /// Comma list of sources: claude-code, codex, kimi, pi, intendant, dsh (aliases such as
+    /// deepseek-harness or "claude code" too).
     #[arg(long)]
     pub source: Option<String>,
     /// Comma list of roles: user, assistant, tool.

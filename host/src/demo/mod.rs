@@ -6,6 +6,7 @@
 
 mod claude;
 mod codex;
+mod dsh;
 mod intendant;
 mod kimi;
 mod pi;
@@ -44,7 +45,14 @@ pub fn write_at(dir: &Path, now_ms: i64) -> io::Result<Written> {
         files: 0,
         sessions: 0,
     };
-    for agent in [".claude", ".codex", ".kimi-code", ".pi", ".intendant"] {
+    for agent in [
+        ".claude",
+        ".codex",
+        ".kimi-code",
+        ".pi",
+        ".intendant",
+        ".dsh",
+    ] {
         let p = dir.join(agent);
         if p.is_dir() {
             fs::remove_dir_all(&p)?;
@@ -59,6 +67,7 @@ pub fn write_at(dir: &Path, now_ms: i64) -> io::Result<Written> {
     kimi::write(&mut home, start + 4 * day)?;
     pi::write(&mut home, start + 5 * day)?;
     intendant::write(&mut home, start + 7 * day)?;
+    dsh::write(&mut home, start + 8 * day)?;
     Ok(Written {
         files: home.files,
         sessions: home.sessions,

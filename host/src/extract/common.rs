@@ -98,8 +98,9 @@ pub fn feed_lines(
     )
 }
 
-/// The line loop of [`for_each_line_in`] and [`feed_lines`].
-fn read_lines(
+/// The line loop of [`for_each_line_in`] and [`feed_lines`] (and of each
+/// decoded DSH frame).
+pub(crate) fn read_lines(
     mut reader: impl BufRead,
     start: u64,
     first_line_no: u64,
@@ -179,6 +180,24 @@ fn read_bounded_line(
             return Ok((consumed, true, oversize));
         }
     }
+}
+
+/// `s` quoted for a POSIX shell when it holds anything but safe characters
+/// (an empty value is quoted too), so a resume command never runs what an
+/// id or path smuggles in (`$(…)`, `;`, spaces).
+pub fn shell_quote(s: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "/._-:+=@%,".contains(c);
+    if !s.is_empty() && s.chars().all(safe) {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+/// A resume command: `program` (e.g. `claude --resume`) and `value`
+/// shell-quoted.
+pub fn resume_command(program: &str, value: &str) -> String {
+    format!("{program} {}", shell_quote(value))
 }
 
 /// Parses a line as JSON; counts and returns `None` for a bad line.
@@ -305,6 +324,25 @@ pub fn walk_files(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn resume_commands_quote_every_value() {
+        assert_eq!(
+            resume_command("pi --session", "/a/b_c.jsonl"),
+            "pi --session /a/b_c.jsonl"
+        );
+        assert_eq!(shell_quote("/a/Side Projects/x"), "'/a/Side Projects/x'");
+        assert_eq!(shell_quote("it's"), "'it'\\''s'");
+        assert_eq!(
+            resume_command("claude --resume", "$(touch x)"),
+            "claude --resume '$(touch x)'"
+        );
+        assert_eq!(
+            resume_command("kimi --session", "a;b"),
+            "kimi --session 'a;b'"
+        );
+        assert_eq!(resume_command("codex resume", ""), "codex resume ''");
+    }
     use std::io::Cursor;
 
     /// (line number, offset, bytes) of each line read.

@@ -3,101 +3,96 @@
 //!
 //! Every extractor is hermetic: it reads only the paths it is given (roots
 //! come from [`Roots`], never from the process environment inside an
-//! extractor) and streams its files line by line.
+//! extractor) and streams its files line by line (DSH's zstd logs frame by
+//! frame). Each source is an `agent::Agent`; `AGENTS` is the one table
+//! of them that roots, watch scopes, discovery and extraction dispatch read.
 
+pub mod agent;
 pub mod claude;
 pub mod codex;
 pub mod common;
 pub mod draft;
+pub mod dsh;
+pub mod feed;
 pub mod intendant;
+pub mod json;
 pub mod kimi;
 pub mod lenient;
 pub mod pi;
 pub mod resume;
 
-pub use resume::{extract_resumable, Checkpoint, Fed, Resumed, State};
+pub use resume::{extract_resumable, Checkpoint, Fed, Resumed};
 
+use agent::{entry, Entry};
 use recall_core::model::{Mark, MessageRecord, SessionMeta, Source};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// Where each source's transcripts live. `None` = not configured.
+/// The registry: every agent recall reads, in discovery order. The one
+/// list a new source is added to (with its own module).
+pub(crate) const AGENTS: &[Entry] = &[
+    entry::<claude::Claude>(),
+    entry::<codex::Codex>(),
+    entry::<kimi::KimiCode>(),
+    entry::<kimi::KimiLegacy>(),
+    entry::<pi::Pi>(),
+    entry::<intendant::Intendant>(),
+    entry::<dsh::Dsh>(),
+];
+
+/// Where each agent's transcripts live, by registry id (`claude`, `codex`,
+/// `kimi_code`, `kimi_legacy`, `pi`, `intendant`, `dsh`); an agent without
+/// an entry is not configured.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Roots {
-    /// Claude Code `projects/` directory.
-    pub claude: Option<PathBuf>,
-    /// `CODEX_HOME`.
-    pub codex: Option<PathBuf>,
-    /// `KIMI_CODE_HOME` (Kimi Code).
-    pub kimi_code: Option<PathBuf>,
-    /// `KIMI_SHARE_DIR` (legacy kimi-cli).
-    pub kimi_legacy: Option<PathBuf>,
-    /// Pi `sessions/` directory.
-    pub pi: Option<PathBuf>,
-    /// `INTENDANT_HOME`.
-    pub intendant: Option<PathBuf>,
-}
+pub struct Roots(BTreeMap<String, PathBuf>);
 
 impl Roots {
-    /// The default roots relative to `home`, overridden by the sources' env
-    /// variables (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`, `KIMI_CODE_HOME`,
-    /// `KIMI_SHARE_DIR`, `PI_CODING_AGENT_DIR`, `INTENDANT_HOME`) as read by
-    /// `env` (pass `|k| std::env::var_os(k)` at the binary's edge).
+    /// Every agent's root relative to `home`, overridden by its env
+    /// variable (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`, `KIMI_CODE_HOME`,
+    /// `KIMI_SHARE_DIR`, `PI_CODING_AGENT_DIR`, `INTENDANT_HOME`, `DSH_HOME`)
+    /// as read by `env` (pass `|k| std::env::var_os(k)` at the binary's edge).
     pub fn resolve(home: &Path, env: impl Fn(&str) -> Option<std::ffi::OsString>) -> Roots {
         let var = |k: &str| env(k).filter(|v| !v.is_empty()).map(PathBuf::from);
-        Roots {
-            claude: Some(
-                var("CLAUDE_CONFIG_DIR")
-                    .unwrap_or_else(|| home.join(".claude"))
-                    .join("projects"),
-            ),
-            codex: Some(var("CODEX_HOME").unwrap_or_else(|| home.join(".codex"))),
-            kimi_code: Some(var("KIMI_CODE_HOME").unwrap_or_else(|| home.join(".kimi-code"))),
-            kimi_legacy: Some(var("KIMI_SHARE_DIR").unwrap_or_else(|| home.join(".kimi"))),
-            pi: Some(
-                var("PI_CODING_AGENT_DIR")
-                    .unwrap_or_else(|| home.join(".pi").join("agent"))
-                    .join("sessions"),
-            ),
-            intendant: Some(var("INTENDANT_HOME").unwrap_or_else(|| home.join(".intendant"))),
-        }
+        Roots(
+            AGENTS
+                .iter()
+                .map(|a| (a.id.to_string(), (a.root)(home, var(a.env))))
+                .collect(),
+        )
+    }
+
+    /// The root of agent `id`, if configured.
+    pub fn get(&self, id: &str) -> Option<&Path> {
+        self.0.get(id).map(PathBuf::as_path)
+    }
+
+    /// Sets (or with `None`, removes) the root of agent `id`.
+    pub fn set(&mut self, id: &str, root: Option<PathBuf>) {
+        match root {
+            Some(r) => self.0.insert(id.to_string(), r),
+            None => self.0.remove(id),
+        };
+    }
+
+    /// The configured agents with their roots, in registry order.
+    fn configured(&self) -> impl Iterator<Item = (&'static Entry, &Path)> {
+        AGENTS.iter().filter_map(|a| self.get(a.id).map(|p| (a, p)))
     }
 
     /// Every configured root with the top-level entries of it that
     /// discovery and extraction read (`None` = everything below it): what
-    /// the roots watch of `recall serve` needs to see change. Keep in step
-    /// with the sources' `discover` functions.
+    /// the roots watch of `recall serve` needs to see change (each agent's
+    /// `Agent::SCOPE`).
     pub fn scopes(&self) -> Vec<(PathBuf, Option<&'static [&'static str]>)> {
-        const CODEX: &[&str] = &["sessions", "archived_sessions", "session_index.jsonl"];
-        const KIMI_CODE: &[&str] = &["sessions", "session_index.jsonl"];
-        const KIMI_LEGACY: &[&str] = &["sessions", "kimi.json"];
-        const INTENDANT: &[&str] = &["logs"];
-        [
-            (&self.claude, None),
-            (&self.codex, Some(CODEX)),
-            (&self.kimi_code, Some(KIMI_CODE)),
-            (&self.kimi_legacy, Some(KIMI_LEGACY)),
-            (&self.pi, None),
-            (&self.intendant, Some(INTENDANT)),
-        ]
-        .into_iter()
-        .filter_map(|(p, only)| p.clone().map(|p| (p, only)))
-        .collect()
+        self.configured()
+            .map(|(a, p)| (p.to_path_buf(), a.scope))
+            .collect()
     }
 
     /// Every configured root, with its source (for status and degraded-root reports).
     pub fn all(&self) -> Vec<(Source, &Path)> {
-        [
-            (Source::ClaudeCode, &self.claude),
-            (Source::Codex, &self.codex),
-            (Source::Kimi, &self.kimi_code),
-            (Source::Kimi, &self.kimi_legacy),
-            (Source::Pi, &self.pi),
-            (Source::Intendant, &self.intendant),
-        ]
-        .into_iter()
-        .filter_map(|(s, p)| p.as_deref().map(|p| (s, p)))
-        .collect()
+        self.configured().map(|(a, p)| (a.source, p)).collect()
     }
 }
 
@@ -128,10 +123,19 @@ pub struct Diagnostics {
     pub bad_lines: u64,
     /// Lines over the 64 MiB cap, skipped.
     pub huge_lines: u64,
-    /// Files that ended in a torn line (left for the next sweep).
+    /// Files that ended in a torn line or an incomplete zstd frame (left for
+    /// the next sweep).
     pub torn_tails: u64,
+    /// Complete zstd frames that did not decode, and bytes between frames
+    /// that are not a frame (DSH logs), skipped. Omitted when zero.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub bad_frames: u64,
     /// Files that could not be read (path: reason).
     pub unreadable: Vec<String>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// One extracted session.
@@ -162,26 +166,10 @@ pub enum ExtractError {
 
 /// Discovers every session of every configured source.
 pub fn discover(roots: &Roots) -> Vec<SessionSource> {
-    let mut out = Vec::new();
-    if let Some(r) = &roots.claude {
-        out.extend(claude::discover(r));
-    }
-    if let Some(r) = &roots.codex {
-        out.extend(codex::discover(r));
-    }
-    if let Some(r) = &roots.kimi_code {
-        out.extend(kimi::discover_code(r));
-    }
-    if let Some(r) = &roots.kimi_legacy {
-        out.extend(kimi::discover_legacy(r));
-    }
-    if let Some(r) = &roots.pi {
-        out.extend(pi::discover(r));
-    }
-    if let Some(r) = &roots.intendant {
-        out.extend(intendant::discover(r));
-    }
-    out
+    roots
+        .configured()
+        .flat_map(|(a, root)| (a.discover)(root))
+        .collect()
 }
 
 /// Extracts one session. `Ok(None)` = the unit yields no session (e.g. an

@@ -2,7 +2,7 @@
 //! last read, and how it changed since.
 //!
 //! A cursor is identity (dev + inode), length, mtime in ns, the offset just
-//! past the last complete line, and SHA-256 of the first 4 KiB and of the
+//! past the last complete line (of a zstd-framed DSH log: frame), and SHA-256 of the first 4 KiB and of the
 //! 4 KiB ending at that offset. Same identity, length and mtime ⇒ Unchanged,
 //! decided from one `stat` without reading. Otherwise the two hashed spans
 //! are read again: if they still hash the same and the file did not shrink
@@ -74,7 +74,13 @@ pub fn capture(path: &Path, generation: u32) -> io::Result<FileCursor> {
     let m = f.metadata()?;
     let len = m.len();
     let head = read_span(&mut f, 0, SPAN.min(len))?;
-    let offset = last_line_end(&mut f, len)?;
+    // A zstd-framed DSH log is read frame by frame: its offset is the end
+    // of the last complete frame (a torn final frame is the next read's).
+    let offset = if crate::extract::dsh::is_framed(path) {
+        crate::extract::dsh::frames::complete_end(path)?
+    } else {
+        last_line_end(&mut f, len)?
+    };
     let tail_start = offset.saturating_sub(SPAN);
     let tail = read_span(&mut f, tail_start, offset - tail_start)?;
     Ok(FileCursor {

@@ -81,7 +81,7 @@ impl Plan {
 
 /// Whether a path is a transcript log (rewrites bump the generation).
 fn is_log(path: &str) -> bool {
-    path.ends_with(".jsonl") || path.ends_with(".jsonl.zst")
+    path.ends_with(".jsonl") || path.ends_with(".jsonl.zst") || path.ends_with(".jsonl.zstd")
 }
 
 /// The context fingerprint of a unit (`None` when it has none).

@@ -159,6 +159,7 @@ pub fn recall_with_retention(home: &Path) -> Command {
         "KIMI_SHARE_DIR",
         "PI_CODING_AGENT_DIR",
         "INTENDANT_HOME",
+        "DSH_HOME",
         "NO_COLOR",
     ] {
         c.env_remove(v);

@@ -204,7 +204,7 @@ fn resume_command(source: Source, id: &str) -> Option<String> {
         Source::ClaudeCode => Some(format!("claude --resume {id}")),
         Source::Codex => Some(format!("codex resume {id}")),
         Source::Kimi => Some(format!("kimi --session {id}")),
-        Source::Pi | Source::Intendant => None,
+        Source::Pi | Source::Intendant | Source::Dsh => None,
     }
 }
 

@@ -14,6 +14,7 @@ pub fn source_spellings(s: Source) -> &'static [&'static str] {
         Source::Kimi => &["kimi", "kimi-code"],
         Source::Pi => &["pi", "pi-coding-agent"],
         Source::Intendant => &["intendant"],
+        Source::Dsh => &["dsh", "deepseek-harness"],
     }
 }
 
@@ -33,8 +34,8 @@ pub fn add_random(
             .position(|s| *s == session.source)
             .unwrap_or(0)
             + 1
-            + rng.below(4))
-            % 5];
+            + rng.below(Source::ALL.len() - 1))
+            % Source::ALL.len()];
         let other = source_spellings(other_src)[0];
         let v = match rng.below(3) {
             0 => own.to_string(),

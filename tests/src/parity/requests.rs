@@ -426,7 +426,7 @@ impl<'a> Gen<'a> {
             let n = rng.range(1, 3);
             let list: Vec<&str> = (0..n)
                 .map(|_| {
-                    let s = Source::ALL[rng.below(5)];
+                    let s = Source::ALL[rng.below(Source::ALL.len())];
                     let sp = source_spellings(s);
                     sp[rng.below(sp.len())]
                 })
@@ -585,7 +585,14 @@ impl<'a> Gen<'a> {
                 Expect::Error("invalid_param"),
             ),
             (with("source", " , "), Expect::Error("invalid_param")),
-            (with("source", "CODEX"), Expect::Error("invalid_param")),
+            // Source names are case-insensitive and take spaces for dashes.
+            (with("source", "CODEX"), Expect::Any),
+            (with("source", "Claude Code,DeepSeek Harness"), Expect::Any),
+            (
+                with("source", "claude  code"),
+                Expect::Error("invalid_param"),
+            ),
+            (with("source", "deepseek"), Expect::Error("invalid_param")),
             (with("role", "robot"), Expect::Error("invalid_param")),
             (with("role", "tool"), Expect::Error("invalid_param")),
             (with("scope", "everything"), Expect::Error("invalid_param")),

@@ -12,12 +12,12 @@
 
 use super::line::{self, Content, Line};
 use super::{prose, rewind};
-use crate::extract::common::iso_ms;
+use crate::extract::common::{for_each_line, iso_ms};
 use crate::extract::draft::{finish, mtime_ms, Draft, Loc};
 use crate::extract::{Diagnostics, Extracted, SessionSource};
 use recall_core::model::{Mark, Parent, Relation, Role, SessionMeta, Source};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
 /// A line of an earlier file carries a uuid a later file already holds.
@@ -306,13 +306,33 @@ impl Session {
     }
 
     /// The session (`None` before any line with a session id).
+    ///
+    /// The session id is the file stem when it has the UUID shape (or when
+    /// a line carries it), else the first `sessionId`. A main-file line
+    /// carrying another session's id is a replay of that session only when
+    /// its uuid is a line of that session's file beside this one (then that
+    /// session is the parent, relation `resume`); otherwise it is this
+    /// file's own (Claude Code's "clear context and implement the plan"
+    /// hand-off writes the new session's first prompt with the planning
+    /// session's id). A parent that is not indexed is never claimed.
     pub fn finish(self, main: &Path, src: &SessionSource) -> Option<Extracted> {
         let stem = super::file_stem(main);
-        let own = self
-            .sids
-            .iter()
-            .position(|s| *s == stem)
-            .or((!self.sids.is_empty()).then_some(0))?;
+        let own_sid = if is_uuid(&stem) || self.sids.contains(&stem) {
+            stem
+        } else {
+            self.sids.first()?.clone()
+        };
+        if self.sids.is_empty() {
+            return None;
+        }
+        let own = self.sids.iter().position(|s| *s == own_sid);
+        let replayed = self.replayed(main, own);
+        let is_replay = |p: &Pending| match (p.sid, &p.draft.item_id) {
+            (Some(s), Some(u)) if Some(s) != own => replayed.get(&s).is_some_and(|r| r.contains(u)),
+            _ => false,
+        };
+        let parent_sid =
+            (0..self.sids.len()).find(|s| replayed.get(s).is_some_and(|r| !r.is_empty()));
         let abandoned = self.tree.abandoned();
         let mut drafts = Vec::new();
         let mut rewound = Vec::new();
@@ -320,7 +340,7 @@ impl Session {
         let last_ts = self.files.iter().rev().find_map(|f| f.last_ts);
         for (k, file) in self.files.into_iter().enumerate() {
             for p in file.drafts {
-                if p.sid.is_some_and(|s| s != own) {
+                if is_replay(&p) {
                     continue; // a resumed copy's replay of its parent's lines
                 }
                 if k == 0 {
@@ -353,23 +373,18 @@ impl Session {
                 self.titles
                     .iter()
                     .rev()
-                    .find(|t| rank(t) == r && t.sid.is_none_or(|s| s == own))
+                    .find(|t| rank(t) == r && t.sid.is_none_or(|s| Some(s) != parent_sid))
                     .map(|t| t.text.clone())
             })
             .or(summary.first_prompt_title);
-        let parent = self
-            .sids
-            .iter()
-            .enumerate()
-            .find(|(i, _)| *i != own)
-            .map(|(_, p)| Parent {
-                key: recall_core::model::session_key(Source::ClaudeCode, p),
-                relation: Relation::Resume,
-            });
-        let session_id = self.sids[own].clone();
+        let parent = parent_sid.map(|p| Parent {
+            key: recall_core::model::session_key(Source::ClaudeCode, &self.sids[p]),
+            relation: Relation::Resume,
+        });
+        let session_id = own_sid;
         let meta = SessionMeta {
             source: Source::ClaudeCode,
-            resume: Some(format!("claude --resume {session_id}")),
+            resume: None, // the agent's (`Claude::resume_command`)
             session_id,
             title,
             cwd: self.cwd,
@@ -391,6 +406,64 @@ impl Session {
             diagnostics: Diagnostics::default(),
         })
     }
+}
+
+impl Session {
+    /// Per other session id of main-file drafts: the drafts' uuids that are
+    /// lines of that session's file (`<sid>.jsonl` beside `main`).
+    fn replayed(&self, main: &Path, own: Option<usize>) -> HashMap<usize, HashSet<String>> {
+        let mut wanted: HashMap<usize, HashSet<&str>> = HashMap::new();
+        for p in self
+            .files
+            .first()
+            .map(|f| f.drafts.as_slice())
+            .unwrap_or_default()
+        {
+            if let (Some(s), Some(u)) = (p.sid, &p.draft.item_id) {
+                if Some(s) != own {
+                    wanted.entry(s).or_default().insert(u);
+                }
+            }
+        }
+        let dir = main.parent().unwrap_or(Path::new(""));
+        wanted
+            .into_iter()
+            .map(|(s, want)| {
+                let other = dir.join(format!("{}.jsonl", self.sids[s]));
+                let found = if other == main || self.sids[s].contains(['/', '\\']) {
+                    HashSet::new()
+                } else {
+                    uuids_in(&other, &want)
+                };
+                (s, found)
+            })
+            .collect()
+    }
+}
+
+/// Which of `want` are the uuids of lines of `path` (none when it cannot
+/// be read).
+fn uuids_in(path: &Path, want: &HashSet<&str>) -> HashSet<String> {
+    let mut found = HashSet::new();
+    let mut diag = Diagnostics::default();
+    let _ = for_each_line(path, 0, 0, &mut diag, |l| {
+        if let Ok(line) = line::parse(l.bytes) {
+            if let Some(u) = line.uuid.non_empty().filter(|u| want.contains(u)) {
+                found.insert(u.to_string());
+            }
+        }
+    });
+    found
+}
+
+/// `8-4-4-4-12` hex digits: the shape of a Claude Code session id.
+fn is_uuid(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 36
+        && b.iter().enumerate().all(|(i, c)| match i {
+            8 | 13 | 18 | 23 => *c == b'-',
+            _ => c.is_ascii_hexdigit(),
+        })
 }
 
 /// A title candidate: `custom-title` (rank 0), `ai-title` (1), `summary` (2;

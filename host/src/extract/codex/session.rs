@@ -343,7 +343,7 @@ impl Session {
         let meta = SessionMeta {
             source: Source::Codex,
             title: index_title(&id).or(summary.first_prompt_title),
-            resume: Some(format!("codex resume {id}")),
+            resume: None, // the agent's (`Codex::resume_command`)
             session_id: id,
             cwd: self.cwd.or(self.env_cwd),
             branch: self.branch,

@@ -50,10 +50,13 @@ impl Dating {
     pub fn row(&mut self, ts: Option<&str>) -> Option<i64> {
         let tod = time_of_day_ms(ts?)?;
         if self.prev_tod.is_some_and(|p| tod < p) {
-            self.day += 1;
+            self.day = self.day.saturating_add(1);
         }
         self.prev_tod = Some(tod);
-        Some(self.base? + self.day * DAY_MS + tod)
+        // Checked: a damaged checkpoint may carry any day count.
+        self.base?
+            .checked_add(self.day.checked_mul(DAY_MS)?)?
+            .checked_add(tod)
     }
 }
 

@@ -4,7 +4,8 @@
 //! (`conversation_message` rows and `conversation_rewound` cuts).
 
 use super::Row;
-use crate::extract::draft::{blank, Draft, Loc};
+use crate::extract::draft::{Draft, Loc};
+use crate::extract::json::blank;
 use recall_core::model::{Mark, Role};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;

@@ -14,12 +14,14 @@ mod prints;
 pub mod sidecar;
 mod stream;
 
-use super::draft::{blank, parse_line, sniff_key, Ts};
+use super::agent::Agent;
+use super::common::resume_command;
+use super::feed::{Call, Fed, Outcome};
+use super::json::{blank, parse_line, sniff_key, Ts};
 use super::lenient::{Obj, Str, Uint};
-use super::resume::{self, Call, Fed, Outcome};
 use super::{ExtractError, Extracted, SessionSource};
 use prints::Prints;
-use recall_core::model::Source;
+use recall_core::model::{SessionMeta, Source};
 use serde::{Deserialize, Serialize};
 use sidecar::Sidecars;
 use std::fs;
@@ -69,6 +71,9 @@ pub(crate) struct Meta {
     pub name: Option<String>,
     #[serde(default)]
     pub cwd: Option<String>,
+    /// The project directory, as Intendant itself writes it.
+    #[serde(default)]
+    pub project_root: Option<String>,
     #[serde(default)]
     pub created_at: Option<String>,
     #[serde(default)]
@@ -166,8 +171,45 @@ pub struct Resume {
     sidecars: Prints,
 }
 
+/// Intendant in the registry.
+pub struct Intendant;
+
+impl Agent for Intendant {
+    const ID: &'static str = "intendant";
+    const SOURCE: Source = Source::Intendant;
+    const ENV: &'static str = "INTENDANT_HOME";
+    const SCOPE: Option<&'static [&'static str]> = Some(&["logs"]);
+    type Resume = Resume;
+
+    fn root(home: &Path, env: Option<PathBuf>) -> PathBuf {
+        env.unwrap_or_else(|| home.join(".intendant"))
+    }
+
+    fn discover(root: &Path) -> Vec<SessionSource> {
+        discover(root)
+    }
+
+    fn scratch(call: &mut Call) -> Result<Outcome<Resume>, ExtractError> {
+        scratch(call)
+    }
+
+    fn resume(
+        call: &mut Call,
+        files: &[Fed],
+        state: &Resume,
+    ) -> Result<Option<Outcome<Resume>>, ExtractError> {
+        resume(call, files, state)
+    }
+
+    /// `intendant --resume <id>`; sub-agent sessions (meta `role` set, so
+    /// every record is a subagent record) are not resumed on their own.
+    fn resume_command(meta: &SessionMeta, subagent: bool) -> Option<String> {
+        (!subagent).then(|| resume_command("intendant --resume", &meta.session_id))
+    }
+}
+
 /// Extracts from byte 0.
-pub(crate) fn scratch(call: &mut Call) -> Result<Outcome, ExtractError> {
+pub(crate) fn scratch(call: &mut Call) -> Result<Outcome<Resume>, ExtractError> {
     let Some(log) = call.src.files.first() else {
         return Ok(Outcome::none());
     };
@@ -188,7 +230,7 @@ pub(crate) fn resume(
     call: &mut Call,
     files: &[Fed],
     state: &Resume,
-) -> Result<Option<Outcome>, ExtractError> {
+) -> Result<Option<Outcome<Resume>>, ExtractError> {
     let (Some(log), [fed]) = (call.src.files.first(), files) else {
         return Ok(None);
     };
@@ -241,7 +283,7 @@ fn run(
     stream: Stream,
     prints: Prints,
     from: &Fed,
-) -> Result<Option<Outcome>, ExtractError> {
+) -> Result<Option<Outcome<Resume>>, ExtractError> {
     let log = from.path.clone();
     let dir = log.parent().unwrap_or(Path::new(".")).to_path_buf();
     let mut run = Run {
@@ -282,13 +324,11 @@ fn run(
     call.diag.bad_lines += bad;
     call.extra_bytes += run.span_bytes;
     let Run { st, prints, .. } = run;
-    let state = call.want.then(|| {
-        resume::State::Intendant(Box::new(Resume {
-            session_id: session_id.clone(),
-            created_at: meta.created_at.clone(),
-            stream: st.clone(),
-            sidecars: prints,
-        }))
+    let state = call.want.then(|| Resume {
+        session_id: session_id.clone(),
+        created_at: meta.created_at.clone(),
+        stream: st.clone(),
+        sidecars: prints,
     });
     Ok(Some(Outcome {
         extracted: st.finish(call.src, &meta, &session_id, &dir, &log),

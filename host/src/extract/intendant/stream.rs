@@ -7,7 +7,8 @@ use super::lanes::{Legacy, Messages};
 use super::prints::Prints;
 use super::sidecar::Sidecars;
 use super::{Data, Meta, Row};
-use crate::extract::draft::{assemble, blank, mtime_ms, sniff_key, Draft, Header, Loc};
+use crate::extract::draft::{assemble, mtime_ms, Draft, Header, Loc};
+use crate::extract::json::{blank, sniff_key};
 use crate::extract::{Diagnostics, Extracted, SessionSource};
 use recall_core::model::{session_key, Parent, Relation, Source};
 use serde::{Deserialize, Serialize};
@@ -102,22 +103,31 @@ impl Stream {
                 .clone()
                 .filter(|n| !blank(n))
                 .or(meta.task.clone().filter(|t| !blank(t))),
-            cwd: meta.cwd.clone().filter(|c| !c.is_empty()),
+            cwd: meta
+                .project_root
+                .clone()
+                .filter(|c| !c.is_empty())
+                .or_else(|| meta.cwd.clone().filter(|c| !c.is_empty())),
             branch: None,
             parent,
-            resume: None,
+            resume: None, // the agent's (`Intendant::resume_command`)
             paths,
         };
         assemble(header, drafts, marks, diag, mtime_ms(log))
     }
 }
 
-/// `session_relationship` relation names; anything else is a subagent.
+/// `session_relationship` relation names, kept as written; anything else
+/// is a subagent.
 fn relation(r: Option<&str>) -> Relation {
     match r {
         Some("fork") => Relation::Fork,
         Some("resume") => Relation::Resume,
         Some("branch") => Relation::Branch,
+        Some("side") => Relation::Side,
+        Some("anchor-fork" | "anchor_fork") => Relation::AnchorFork,
+        Some("rewind") => Relation::Rewind,
+        Some("fission") => Relation::Fission,
         _ => Relation::Subagent,
     }
 }

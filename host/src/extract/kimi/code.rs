@@ -13,7 +13,7 @@
 
 use super::wire::{Agent, Wire};
 use crate::extract::draft::{assemble, mtime_ms, Header};
-use crate::extract::resume::{self, Call, Fed, Outcome};
+use crate::extract::feed::{Call, Fed, Outcome};
 use crate::extract::{Diagnostics, ExtractError};
 use recall_core::model::{Mark, Parent, Relation, Source};
 use serde::{Deserialize, Serialize};
@@ -27,7 +27,7 @@ pub struct Resume {
 }
 
 /// Extracts from byte 0.
-pub(crate) fn scratch(call: &mut Call) -> Result<Outcome, ExtractError> {
+pub(crate) fn scratch(call: &mut Call) -> Result<Outcome<Resume>, ExtractError> {
     Ok(read(call, None)?.unwrap_or_else(Outcome::none))
 }
 
@@ -39,14 +39,17 @@ pub(crate) fn resume(
     call: &mut Call,
     files: &[Fed],
     state: &Resume,
-) -> Result<Option<Outcome>, ExtractError> {
+) -> Result<Option<Outcome<Resume>>, ExtractError> {
     if !state.wires.iter().all(Wire::check) {
         return Ok(None);
     }
     read(call, Some((files, state)))
 }
 
-fn read(call: &mut Call, from: Option<(&[Fed], &Resume)>) -> Result<Option<Outcome>, ExtractError> {
+fn read(
+    call: &mut Call,
+    from: Option<(&[Fed], &Resume)>,
+) -> Result<Option<Outcome<Resume>>, ExtractError> {
     let paths = super::wire_paths(call.src);
     let Some(main) = paths.first().cloned() else {
         return Ok(None);
@@ -112,9 +115,9 @@ fn read(call: &mut Call, from: Option<(&[Fed], &Resume)>) -> Result<Option<Outco
     }
     let state = (call.want && !broken).then(|| {
         wires.iter_mut().for_each(Wire::seal);
-        resume::State::KimiCode(Box::new(Resume {
+        Resume {
             wires: wires.clone(),
-        }))
+        }
     });
     let extracted = finish(call, &main, wires);
     Ok(Some(Outcome {
@@ -193,7 +196,7 @@ fn finish(call: &mut Call, main: &Path, wires: Vec<Wire>) -> Option<crate::extra
         .map(str::to_string);
     let header = Header {
         source: Source::Kimi,
-        resume: (!session_id.is_empty()).then(|| format!("kimi --session {session_id}")),
+        resume: None, // the agent's (`KimiCode::resume_command`)
         session_id,
         title: state.title,
         cwd: state.cwd.or(main_cwd).or(context_dir),

@@ -11,12 +11,12 @@
 //! wire file of its own, so nothing is indexed twice.
 
 use crate::extract::common::Line;
-use crate::extract::draft::{
-    assemble, blank, mtime_ms, parse_line, sniff_key_at, tool_call_text, value_text, Draft, Header,
-    Loc, TextOrParts, Ts,
+use crate::extract::draft::{assemble, mtime_ms, Draft, Header, Loc};
+use crate::extract::feed::{Call, Fed, Outcome};
+use crate::extract::json::{
+    blank, parse_line, sniff_key_at, tool_call_text, value_text, TextOrParts, Ts,
 };
 use crate::extract::lenient::{Obj, Str};
-use crate::extract::resume::{self, Call, Fed, Outcome};
 use crate::extract::{Diagnostics, ExtractError, Extracted};
 use recall_core::model::{Role, Source};
 use serde::{Deserialize, Serialize};
@@ -48,7 +48,7 @@ impl Wire {
 }
 
 /// Extracts from byte 0.
-pub(crate) fn scratch(call: &mut Call) -> Result<Outcome, ExtractError> {
+pub(crate) fn scratch(call: &mut Call) -> Result<Outcome<Resume>, ExtractError> {
     Ok(read(call, None)?.unwrap_or_else(Outcome::none))
 }
 
@@ -59,14 +59,17 @@ pub(crate) fn resume(
     call: &mut Call,
     files: &[Fed],
     state: &Resume,
-) -> Result<Option<Outcome>, ExtractError> {
+) -> Result<Option<Outcome<Resume>>, ExtractError> {
     if !state.wires.iter().all(Wire::check) {
         return Ok(None);
     }
     read(call, Some((files, state)))
 }
 
-fn read(call: &mut Call, from: Option<(&[Fed], &Resume)>) -> Result<Option<Outcome>, ExtractError> {
+fn read(
+    call: &mut Call,
+    from: Option<(&[Fed], &Resume)>,
+) -> Result<Option<Outcome<Resume>>, ExtractError> {
     let paths = super::wire_paths(call.src);
     let Some(main) = paths.first().cloned() else {
         return Ok(None);
@@ -127,10 +130,10 @@ fn read(call: &mut Call, from: Option<(&[Fed], &Resume)>) -> Result<Option<Outco
         for w in &mut wires {
             w.drafts.iter_mut().for_each(Draft::seal);
         }
-        resume::State::KimiLegacy(Box::new(Resume {
+        Resume {
             wires: wires.clone(),
             inlined,
-        }))
+        }
     });
     let extracted = finish(call, &main, wires);
     Ok(Some(Outcome {
@@ -152,7 +155,7 @@ fn finish(call: &mut Call, main: &Path, wires: Vec<Wire>) -> Option<Extracted> {
     let drafts: Vec<Draft> = wires.into_iter().flat_map(|w| w.drafts).collect();
     let header = Header {
         source: Source::Kimi,
-        resume: (!session_id.is_empty()).then(|| format!("kimi --session {session_id}")),
+        resume: None, // the agent's (`KimiLegacy::resume_command`)
         session_id,
         title,
         cwd: call

@@ -6,9 +6,11 @@ pub mod code;
 pub mod legacy;
 mod wire;
 
-use super::resume::{align, Call, Fed, Outcome};
+use super::agent::Agent;
+use super::common::resume_command;
+use super::feed::{align, Call, Fed, Outcome};
 use super::{ExtractError, Extracted, SessionSource};
-use recall_core::model::Source;
+use recall_core::model::{SessionMeta, Source};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::fs;
@@ -108,12 +110,86 @@ pub(crate) fn is_legacy(src: &SessionSource) -> bool {
     }
 }
 
-/// Extracts from byte 0 ([`super::resume`]), in the unit's layout.
-pub(crate) fn scratch(call: &mut Call) -> Result<Outcome, ExtractError> {
-    if is_legacy(call.src) {
-        legacy::scratch(call)
-    } else {
+/// `kimi --session <id>`.
+fn kimi_resume(meta: &SessionMeta) -> Option<String> {
+    (!meta.session_id.is_empty()).then(|| resume_command("kimi --session", &meta.session_id))
+}
+
+/// Kimi Code in the registry.
+pub struct KimiCode;
+
+impl Agent for KimiCode {
+    const ID: &'static str = "kimi_code";
+    const SOURCE: Source = Source::Kimi;
+    const ENV: &'static str = "KIMI_CODE_HOME";
+    const SCOPE: Option<&'static [&'static str]> = Some(&["sessions", "session_index.jsonl"]);
+    type Resume = code::Resume;
+
+    fn root(home: &Path, env: Option<PathBuf>) -> PathBuf {
+        env.unwrap_or_else(|| home.join(".kimi-code"))
+    }
+
+    fn discover(root: &Path) -> Vec<SessionSource> {
+        discover_code(root)
+    }
+
+    fn reads(src: &SessionSource) -> bool {
+        src.source == Source::Kimi && !is_legacy(src)
+    }
+
+    fn scratch(call: &mut Call) -> Result<Outcome<code::Resume>, ExtractError> {
         code::scratch(call)
+    }
+
+    fn resume(
+        call: &mut Call,
+        files: &[Fed],
+        state: &code::Resume,
+    ) -> Result<Option<Outcome<code::Resume>>, ExtractError> {
+        code::resume(call, files, state)
+    }
+
+    fn resume_command(meta: &SessionMeta, _subagent: bool) -> Option<String> {
+        kimi_resume(meta)
+    }
+}
+
+/// Legacy kimi-cli in the registry.
+pub struct KimiLegacy;
+
+impl Agent for KimiLegacy {
+    const ID: &'static str = "kimi_legacy";
+    const SOURCE: Source = Source::Kimi;
+    const ENV: &'static str = "KIMI_SHARE_DIR";
+    const SCOPE: Option<&'static [&'static str]> = Some(&["sessions", "kimi.json"]);
+    type Resume = legacy::Resume;
+
+    fn root(home: &Path, env: Option<PathBuf>) -> PathBuf {
+        env.unwrap_or_else(|| home.join(".kimi"))
+    }
+
+    fn discover(root: &Path) -> Vec<SessionSource> {
+        discover_legacy(root)
+    }
+
+    fn reads(src: &SessionSource) -> bool {
+        src.source == Source::Kimi && is_legacy(src)
+    }
+
+    fn scratch(call: &mut Call) -> Result<Outcome<legacy::Resume>, ExtractError> {
+        legacy::scratch(call)
+    }
+
+    fn resume(
+        call: &mut Call,
+        files: &[Fed],
+        state: &legacy::Resume,
+    ) -> Result<Option<Outcome<legacy::Resume>>, ExtractError> {
+        legacy::resume(call, files, state)
+    }
+
+    fn resume_command(meta: &SessionMeta, _subagent: bool) -> Option<String> {
+        kimi_resume(meta)
     }
 }
 

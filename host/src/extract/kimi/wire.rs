@@ -11,8 +11,9 @@
 //! flips after a line it decided was fed cannot be resumed.
 
 use crate::extract::common::Line;
-use crate::extract::draft::{
-    blank, parse_line, sniff_type, tool_call_text, value_text, Draft, Loc, Part, TextOrParts, Ts,
+use crate::extract::draft::{Draft, Loc};
+use crate::extract::json::{
+    blank, parse_line, sniff_type, tool_call_text, value_text, Part, TextOrParts, Ts,
 };
 use crate::extract::lenient::{Obj, Str, Uint};
 use memchr::memmem;

@@ -13,10 +13,12 @@
 mod line;
 mod session;
 
+use super::agent::Agent;
+use super::common::resume_command;
 use super::common::{for_each_line_in, walk_files};
-use super::resume::{self, Call, Fed, Outcome};
+use super::feed::{Call, Fed, Outcome};
 use super::{ExtractError, Extracted, SessionSource};
-use recall_core::model::Source;
+use recall_core::model::{SessionMeta, Source};
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufRead, BufReader};
@@ -109,8 +111,44 @@ pub fn extract(src: &SessionSource) -> Result<Option<Extracted>, ExtractError> {
 /// A rollout's state for resuming ([`super::resume`]).
 pub type Resume = session::Session;
 
+/// Codex in the registry.
+pub struct Codex;
+
+impl Agent for Codex {
+    const ID: &'static str = "codex";
+    const SOURCE: Source = Source::Codex;
+    const ENV: &'static str = "CODEX_HOME";
+    const SCOPE: Option<&'static [&'static str]> =
+        Some(&["sessions", "archived_sessions", "session_index.jsonl"]);
+    type Resume = Resume;
+
+    fn root(home: &Path, env: Option<PathBuf>) -> PathBuf {
+        env.unwrap_or_else(|| home.join(".codex"))
+    }
+
+    fn discover(root: &Path) -> Vec<SessionSource> {
+        discover(root)
+    }
+
+    fn scratch(call: &mut Call) -> Result<Outcome<Resume>, ExtractError> {
+        scratch(call)
+    }
+
+    fn resume(
+        call: &mut Call,
+        files: &[Fed],
+        state: &Resume,
+    ) -> Result<Option<Outcome<Resume>>, ExtractError> {
+        resume(call, files, state)
+    }
+
+    fn resume_command(meta: &SessionMeta, _subagent: bool) -> Option<String> {
+        Some(resume_command("codex resume", &meta.session_id))
+    }
+}
+
 /// Extracts from byte 0 (a `.jsonl.zst` is decoded whole and never resumed).
-pub(crate) fn scratch(call: &mut Call) -> Result<Outcome, ExtractError> {
+pub(crate) fn scratch(call: &mut Call) -> Result<Outcome<Resume>, ExtractError> {
     let Some(path) = call.src.files.first() else {
         return Ok(Outcome::none());
     };
@@ -150,7 +188,7 @@ pub(crate) fn resume(
     call: &mut Call,
     files: &[Fed],
     state: &session::Session,
-) -> Result<Option<Outcome>, ExtractError> {
+) -> Result<Option<Outcome<Resume>>, ExtractError> {
     match (files, call.src.files.first()) {
         ([fed], Some(path)) if fed.path == *path && !is_zst(path) && state.check() => {
             run(call, state.clone(), fed)
@@ -163,7 +201,7 @@ fn run(
     call: &mut Call,
     mut s: session::Session,
     from: &Fed,
-) -> Result<Option<Outcome>, ExtractError> {
+) -> Result<Option<Outcome<Resume>>, ExtractError> {
     let fed = call
         .feed(from, &mut |l| s.line(l.no, l.bytes), &mut |_| {})
         .map_err(|source| ExtractError::Io {
@@ -174,7 +212,7 @@ fn run(
     call.diag.bad_lines += s.take_bad_lines();
     let state = call.want.then(|| {
         s.seal();
-        resume::State::Codex(Box::new(s.clone()))
+        s.clone()
     });
     Ok(Some(Outcome {
         extracted: s.finish(&fed.path, |id| index_title(call.src, id)),

@@ -12,15 +12,14 @@
 //! entry with an id, and records off it get one `record_ids` mark (reason
 //! `branch`). Version 1 files have no ids: file order, all active.
 
-use super::common::for_each_line;
-use super::draft::{
-    assemble, blank, mtime_ms, parse_line, sniff_type, tool_call_text, Draft, Header, Loc,
-    TextOrParts, Ts,
-};
+use super::agent::Agent;
+use super::common::{for_each_line, resume_command};
+use super::draft::{assemble, mtime_ms, Draft, Header, Loc};
+use super::feed::{Call, Fed, Outcome};
+use super::json::{blank, parse_line, sniff_type, tool_call_text, TextOrParts, Ts};
 use super::lenient::{Obj, Str};
-use super::resume::{self, Call, Fed, Outcome};
 use super::{Diagnostics, ExtractError, Extracted, SessionSource};
-use recall_core::model::{session_key, Mark, Parent, Relation, Role, Source};
+use recall_core::model::{session_key, Mark, Parent, Relation, Role, SessionMeta, Source};
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 use std::fs;
@@ -64,8 +63,45 @@ pub fn extract(src: &SessionSource) -> Result<Option<Extracted>, ExtractError> {
 /// A pi file's state for resuming ([`super::resume`]).
 pub type Resume = State;
 
+/// The pi coding agent in the registry.
+pub struct Pi;
+
+impl Agent for Pi {
+    const ID: &'static str = "pi";
+    const SOURCE: Source = Source::Pi;
+    const ENV: &'static str = "PI_CODING_AGENT_DIR";
+    type Resume = State;
+
+    fn root(home: &Path, env: Option<PathBuf>) -> PathBuf {
+        env.unwrap_or_else(|| home.join(".pi").join("agent"))
+            .join("sessions")
+    }
+
+    fn discover(root: &Path) -> Vec<SessionSource> {
+        discover(root)
+    }
+
+    fn scratch(call: &mut Call) -> Result<Outcome<State>, ExtractError> {
+        scratch(call)
+    }
+
+    fn resume(
+        call: &mut Call,
+        files: &[Fed],
+        state: &State,
+    ) -> Result<Option<Outcome<State>>, ExtractError> {
+        resume(call, files, state)
+    }
+
+    fn resume_command(meta: &SessionMeta, _subagent: bool) -> Option<String> {
+        meta.paths
+            .first()
+            .map(|p| resume_command("pi --session", p))
+    }
+}
+
 /// Extracts from byte 0.
-pub(crate) fn scratch(call: &mut Call) -> Result<Outcome, ExtractError> {
+pub(crate) fn scratch(call: &mut Call) -> Result<Outcome<State>, ExtractError> {
     let Some(path) = call.src.files.first() else {
         return Ok(Outcome::none());
     };
@@ -78,7 +114,7 @@ pub(crate) fn resume(
     call: &mut Call,
     files: &[Fed],
     state: &State,
-) -> Result<Option<Outcome>, ExtractError> {
+) -> Result<Option<Outcome<State>>, ExtractError> {
     match (files, call.src.files.first()) {
         ([fed], Some(path)) if fed.path == *path => run(call, state.clone(), fed),
         _ => Ok(None),
@@ -92,7 +128,7 @@ fn io_error(path: &Path, what: &str) -> ExtractError {
     }
 }
 
-fn run(call: &mut Call, mut s: State, from: &Fed) -> Result<Option<Outcome>, ExtractError> {
+fn run(call: &mut Call, mut s: State, from: &Fed) -> Result<Option<Outcome<State>>, ExtractError> {
     let path = from.path.clone();
     let mut bad = 0u64;
     let fed = call
@@ -113,7 +149,7 @@ fn run(call: &mut Call, mut s: State, from: &Fed) -> Result<Option<Outcome>, Ext
     call.diag.bad_lines += bad;
     let state = call.want.then(|| {
         s.drafts.iter_mut().for_each(Draft::seal);
-        resume::State::Pi(Box::new(s.clone()))
+        s.clone()
     });
     Ok(Some(Outcome {
         extracted: s.finish(&path),
@@ -322,7 +358,7 @@ impl State {
                     key: session_key(Source::Pi, &id),
                     relation: Relation::Fork,
                 }),
-            resume: Some(format!("pi --session {}", shell_quote(&path_str))),
+            resume: None, // the agent's (`Pi::resume_command`)
             paths: vec![path_str],
         };
         assemble(
@@ -431,16 +467,6 @@ fn parent_id(parent: &str) -> Option<String> {
     id.or_else(|| p.file_stem().and_then(|s| s.to_str()).map(str::to_string))
 }
 
-/// `s` quoted for a POSIX shell when it holds anything but safe characters.
-fn shell_quote(s: &str) -> String {
-    let safe = |c: char| c.is_ascii_alphanumeric() || "/._-:+=@%,".contains(c);
-    if !s.is_empty() && s.chars().all(safe) {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -474,12 +500,5 @@ mod tests {
             Some("d97339c6-6c10")
         );
         assert_eq!(parent_id("019e963d").as_deref(), Some("019e963d"));
-    }
-
-    #[test]
-    fn quotes_paths_for_the_shell() {
-        assert_eq!(shell_quote("/a/b_c.jsonl"), "/a/b_c.jsonl");
-        assert_eq!(shell_quote("/a/Side Projects/x"), "'/a/Side Projects/x'");
-        assert_eq!(shell_quote("it's"), "'it'\\''s'");
     }
 }

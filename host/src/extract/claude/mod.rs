@@ -7,21 +7,26 @@
 //! and its inline `isSidechain:true` lines. Records come in source order:
 //! the main file's, then each subagent file's, files sorted by path.
 //!
-//! Identity comes from the lines' `sessionId`: the file stem when some line
-//! carries it, else the first `sessionId` seen. Main-file lines that carry
-//! another session's id are the replayed prefix of a resumed copy: they are
-//! not records of this session, and that session becomes its parent
-//! (relation `resume`).
+//! Identity: the file stem when it has the UUID shape or some line carries
+//! it, else the first `sessionId` seen. A main-file line that carries
+//! another session's id is the replayed prefix of a resumed copy only when
+//! its uuid is a line of that session's file beside it: then it is not a
+//! record of this session, and that session becomes its parent (relation
+//! `resume`). Otherwise it is this session's own line (the "clear context
+//! and implement the plan" hand-off); a parent that is not indexed is never
+//! claimed.
 
 mod line;
 mod prose;
 mod rewind;
 mod session;
 
+use super::agent::Agent;
+use super::common::resume_command;
 use super::common::walk_files;
-use super::resume::{self, align, Call, Fed, Outcome};
+use super::feed::{align, Call, Fed, Outcome};
 use super::{ExtractError, Extracted, SessionSource};
-use recall_core::model::Source;
+use recall_core::model::{SessionMeta, Source};
 use session::Session;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -125,8 +130,42 @@ pub fn extract(src: &SessionSource) -> Result<Option<Extracted>, ExtractError> {
 /// A session's state for resuming ([`super::resume`]).
 pub type Resume = Session;
 
+/// Claude Code in the registry.
+pub struct Claude;
+
+impl Agent for Claude {
+    const ID: &'static str = "claude";
+    const SOURCE: Source = Source::ClaudeCode;
+    const ENV: &'static str = "CLAUDE_CONFIG_DIR";
+    type Resume = Session;
+
+    fn root(home: &Path, env: Option<PathBuf>) -> PathBuf {
+        env.unwrap_or_else(|| home.join(".claude")).join("projects")
+    }
+
+    fn discover(root: &Path) -> Vec<SessionSource> {
+        discover(root)
+    }
+
+    fn scratch(call: &mut Call) -> Result<Outcome<Session>, ExtractError> {
+        scratch(call)
+    }
+
+    fn resume(
+        call: &mut Call,
+        files: &[Fed],
+        state: &Session,
+    ) -> Result<Option<Outcome<Session>>, ExtractError> {
+        resume(call, files, state)
+    }
+
+    fn resume_command(meta: &SessionMeta, _subagent: bool) -> Option<String> {
+        Some(resume_command("claude --resume", &meta.session_id))
+    }
+}
+
 /// Extracts from byte 0.
-pub(crate) fn scratch(call: &mut Call) -> Result<Outcome, ExtractError> {
+pub(crate) fn scratch(call: &mut Call) -> Result<Outcome<Session>, ExtractError> {
     if call.src.files.is_empty() {
         return Ok(Outcome::none());
     }
@@ -150,7 +189,7 @@ pub(crate) fn resume(
     call: &mut Call,
     files: &[Fed],
     state: &Session,
-) -> Result<Option<Outcome>, ExtractError> {
+) -> Result<Option<Outcome<Session>>, ExtractError> {
     if !state.check(files.len()) {
         return Ok(None);
     }
@@ -183,7 +222,7 @@ fn read(
     call: &mut Call,
     mut s: Session,
     starts: Vec<(Fed, bool)>,
-) -> Result<Option<Outcome>, ExtractError> {
+) -> Result<Option<Outcome<Session>>, ExtractError> {
     let Some(main) = call.src.files.first().cloned() else {
         return Ok(None);
     };
@@ -232,7 +271,7 @@ fn read(
     }
     let state = (call.want && !broken).then(|| {
         s.seal();
-        resume::State::Claude(Box::new(s.clone()))
+        s.clone()
     });
     Ok(Some(Outcome {
         extracted: s.finish(&main, call.src),
