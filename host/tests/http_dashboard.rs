@@ -78,7 +78,7 @@ fn sessions_are_found_by_title_cwd_and_branch_with_the_search_folding() {
     // Every term must match, each in the title, cwd or branch.
     let v = json(&d, &format!("/api/sessions?q={}", enc("tidewatch release")));
     assert_eq!(keys(&v), ["Release v0.2.0"]);
-    assert_eq!(json(&d, "/api/sessions?q=tidewatch")["total"], 7, "the cwd");
+    assert_eq!(json(&d, "/api/sessions?q=tidewatch")["total"], 8, "the cwd");
     let v = json(&d, "/api/sessions?q=nothing-like-this");
     assert_eq!(v["total"], 0);
     // The branch filter is exact.
@@ -98,7 +98,7 @@ fn session_facets_count_projects_and_activity_per_day_and_source() {
     assert_eq!(v["sessions"].as_array().unwrap().len(), 1);
     assert_eq!(
         v["projects"],
-        serde_json::json!([{"cwd": "/home/demo/code/tidewatch", "sessions": 7, "newest_ms": 1792827620000_i64}])
+        serde_json::json!([{"cwd": "/home/demo/code/tidewatch", "sessions": 8, "newest_ms": 1792913760000_i64}])
     );
     let activity = v["activity"].as_array().unwrap();
     let sessions: u64 = activity
@@ -109,8 +109,8 @@ fn session_facets_count_projects_and_activity_per_day_and_source() {
         .iter()
         .map(|a| a["messages"].as_u64().unwrap())
         .sum();
-    assert_eq!(sessions, 7);
-    assert_eq!(messages, 4 + 5 + 6 + 2 + 4 + 5 + 9);
+    assert_eq!(sessions, 8);
+    assert_eq!(messages, 4 + 5 + 6 + 2 + 4 + 5 + 9 + 3);
     let days: Vec<&str> = activity
         .iter()
         .map(|a| a["day"].as_str().unwrap())
@@ -118,20 +118,20 @@ fn session_facets_count_projects_and_activity_per_day_and_source() {
     let mut sorted = days.clone();
     sorted.sort();
     assert_eq!(days, sorted, "oldest day first");
-    // 1792827620000 is 2026-10-24T07:40:20Z: that day in UTC, the next one 17 hours east.
+    // 1792913760000 (the DSH session) is 2026-10-25T07:36:00Z: that day in UTC, the next one 17 hours east.
     let last = activity.last().unwrap();
     assert_eq!(
         (last["day"].as_str(), last["source"].as_str()),
-        (Some("2026-10-24"), Some("intendant"))
+        (Some("2026-10-25"), Some("dsh"))
     );
     let east = json(&d, "/api/sessions?facets=true&tz=1020");
     assert_eq!(
         east["activity"].as_array().unwrap().last().unwrap()["day"],
-        "2026-10-25"
+        "2026-10-26"
     );
     // The activity ignores the time filters (the chart stays whole when a day
     // is picked), the project list ignores the folder filter.
-    let day = json(&d, "/api/sessions?facets=true&since=2026-10-24T00:00:00Z");
+    let day = json(&d, "/api/sessions?facets=true&since=2026-10-25T00:00:00Z");
     assert_eq!(day["total"], 1);
     assert_eq!(day["activity"], v["activity"]);
     assert_eq!(day["projects"][0]["sessions"], 1, "since still applies");
