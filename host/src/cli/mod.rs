@@ -11,6 +11,7 @@ mod context;
 mod demo;
 mod export;
 mod index;
+mod mcp;
 mod render;
 mod report;
 mod search;
@@ -76,6 +77,8 @@ pub enum Command {
     Export(export::ExportArgs),
     /// Write one self-contained HTML file that shows and searches sessions offline.
     Report(report::ReportArgs),
+    /// Serve the read-only agent tools over MCP on stdio (`claude mcp add recall -- recall mcp`).
+    Mcp(mcp::McpArgs),
     /// Time a fixed query mix against a warm arena (benchmarks).
     #[command(hide = true)]
     BenchSearch(bench::BenchArgs),
@@ -128,6 +131,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Found> {
         Command::Demo(a) => demo::run(g, a),
         Command::Export(a) => export::run(g, a),
         Command::Report(a) => report::run(g, a),
+        Command::Mcp(a) => mcp::run(g, a),
         Command::BenchSearch(a) => bench::run(g, a),
     }
 }
