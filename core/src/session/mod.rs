@@ -15,7 +15,7 @@ pub mod trace;
 pub mod window;
 
 pub use classify::{classify, surface, ClassifyResponse, RecordClass, SurfaceResponse};
-pub use filter::{filter, Filter, FilterResponse, StateFilter};
+pub use filter::{filter, Filter, FilterRequest, FilterResponse, StateFilter};
 pub use search::{search_session, SessionHit, SessionSearchRequest, SessionSearchResponse};
 pub use text::TextClause;
 pub use trace::{trace_record, RecordTrace};

@@ -18,8 +18,10 @@ mod search;
 mod serve;
 mod sessions;
 mod show;
+mod show_query;
 mod status;
 mod timefmt;
+mod trace;
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -65,6 +67,8 @@ pub enum Command {
     Sessions(sessions::SessionsArgs),
     /// Print one session's records in order.
     Show(show::ShowArgs),
+    /// A session's lineage, or with --index/--locator what superseded one record.
+    Trace(trace::TraceArgs),
     /// Show the store and the indexer's state.
     Status(status::StatusArgs),
     /// Empty the store (a new store id expires every cursor).
@@ -125,6 +129,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Found> {
         Command::Search(a) => search::run(g, a),
         Command::Sessions(a) => sessions::run(g, a),
         Command::Show(a) => show::run(g, a),
+        Command::Trace(a) => trace::run(g, a),
         Command::Status(a) => status::run(g, a),
         Command::Clear(a) => clear::run(g, a),
         Command::Serve(a) => serve::run(g, a),
