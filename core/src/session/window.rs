@@ -32,12 +32,18 @@ impl Address {
                 .ok()
                 .filter(|&i| i < n)
                 .ok_or_else(|| not_found(format!("the session has {n} records"))),
-            Address::Locator(l) => p
-                .shard
-                .records
-                .iter()
-                .position(|r| &r.locator == l)
-                .ok_or_else(|| not_found("no record of this session has that locator")),
+            Address::Locator(l) => {
+                // A rewritten source keeps the old text as a superseded
+                // record with the same locator: the active one wins.
+                let mut same = (0..n).filter(|&i| &p.shard.records[i].locator == l);
+                let first = same.next();
+                first
+                    .into_iter()
+                    .chain(same)
+                    .find(|&i| p.active.get(i).copied().unwrap_or(true))
+                    .or(first)
+                    .ok_or_else(|| not_found("no record of this session has that locator"))
+            }
         }
     }
 
@@ -134,6 +140,16 @@ mod tests {
         .unwrap();
         assert_eq!((w.center, idx(&w)), (8, vec![8, 9]));
         assert_eq!(w.entries[0].text, "thanks");
+    }
+
+    #[test]
+    fn a_shared_locator_resolves_to_the_active_record() {
+        let mut p = shard();
+        p.shard.records[8].locator = p.shard.records[7].locator.clone();
+        let at = Address::Locator(p.shard.records[7].locator.clone());
+        assert_eq!(at.resolve(&p).unwrap(), 8);
+        p.active[8] = false;
+        assert_eq!(at.resolve(&p).unwrap(), 7);
     }
 
     #[test]
