@@ -140,6 +140,10 @@ fn one_session_queries() {
 
     let t = ok(&d, &format!("{base}/event-trace?index={sup}"));
     assert!(t["superseded_by"]["kind"].is_string(), "{t}");
+    // The rewrite's new version stands in its place, and points back.
+    let new = t["replaced_by"][0]["index"].as_u64().unwrap();
+    let back = ok(&d, &format!("{base}/event-trace?index={new}"));
+    assert_eq!(back["origin"]["previous"], serde_json::json!([sup]));
     golden("session_event_trace", &t);
 
     // Search: a word of the superseded record, paged one hit at a time.

@@ -17,6 +17,9 @@ pub const MAX_REPLACEMENTS: usize = 100;
 pub struct Origin {
     /// The source generation the record was read from (0 = the original file).
     pub generation: u32,
+    /// Indices of the earlier versions of this record (same locator, older
+    /// generation), superseded by the rewrite.
+    pub previous: Vec<u64>,
 }
 
 /// The trace of one record.
@@ -30,8 +33,10 @@ pub struct RecordTrace {
     pub record: Entry,
     /// The mark that superseded it (superseded records only).
     pub superseded_by: Option<MarkRef>,
-    /// The active records that stand in its place: those written from the
-    /// mark's position up to the next mark (or the end), at most 100.
+    /// The active records that stand in its place, at most 100: its
+    /// rewritten version (an active record with the same locator) when there
+    /// is one, else those written from the mark's position up to the next
+    /// mark (or the end).
     pub replaced_by: Vec<Entry>,
     /// Its source generation, when it is not the original file's.
     pub origin: Option<Origin>,
@@ -53,8 +58,18 @@ pub fn trace_record(p: &PreparedShard, at: &Address) -> Result<RecordTrace, Quer
                 .min()
                 .unwrap_or(p.shard.records.len())
                 .min(p.shard.records.len());
-            let replaced = (from.min(to)..to)
-                .filter(|&j| p.active.get(j).copied().unwrap_or(true))
+            let active = |j: &usize| p.active.get(*j).copied().unwrap_or(true);
+            let records = &p.shard.records;
+            let same: Vec<usize> = (0..records.len())
+                .filter(|&j| j != i && active(&j) && records[j].locator == records[i].locator)
+                .collect();
+            let replaced = if same.is_empty() {
+                (from.min(to)..to).filter(active).collect()
+            } else {
+                same
+            };
+            let replaced = replaced
+                .into_iter()
                 .take(MAX_REPLACEMENTS)
                 .map(|j| Entry::of(p, j))
                 .collect();
@@ -62,8 +77,17 @@ pub fn trace_record(p: &PreparedShard, at: &Address) -> Result<RecordTrace, Quer
         }
         _ => (None, Vec::new()),
     };
-    let origin = (record.generation > 0).then_some(Origin {
+    let origin = (record.generation > 0).then(|| Origin {
         generation: record.generation,
+        previous: (0..p.shard.records.len())
+            .filter(|&j| {
+                let r = &p.shard.records[j];
+                j != i
+                    && r.locator == p.shard.records[i].locator
+                    && r.generation < record.generation
+            })
+            .map(|j| j as u64)
+            .collect(),
     });
     Ok(RecordTrace {
         ok: true,
@@ -97,6 +121,24 @@ mod tests {
             Some("undo")
         );
         assert_eq!(idx(&t.replaced_by), vec![8, 9]);
+    }
+
+    #[test]
+    fn a_rewritten_record_points_at_its_new_version_and_back() {
+        let mut p = shard();
+        // Record 9 is the rewrite (generation 1) of the undone record 7.
+        p.shard.records[9].locator = p.shard.records[7].locator.clone();
+        p.shard.records[9].generation = 1;
+        let t = trace_record(&p, &Address::Index(7)).unwrap();
+        assert_eq!(idx(&t.replaced_by), vec![9]);
+        let t = trace_record(&p, &Address::Index(9)).unwrap();
+        assert_eq!(
+            t.origin,
+            Some(Origin {
+                generation: 1,
+                previous: vec![7]
+            })
+        );
     }
 
     #[test]
