@@ -9,6 +9,7 @@
 
 pub mod classify;
 pub mod filter;
+pub mod json;
 pub mod search;
 pub mod text;
 pub mod trace;
@@ -16,6 +17,7 @@ pub mod window;
 
 pub use classify::{classify, surface, ClassifyResponse, RecordClass, SurfaceResponse};
 pub use filter::{filter, Filter, FilterRequest, FilterResponse, StateFilter};
+pub use json::{query_json, SessionQuery};
 pub use search::{search_session, SessionHit, SessionSearchRequest, SessionSearchResponse};
 pub use text::TextClause;
 pub use trace::{trace_record, RecordTrace};
