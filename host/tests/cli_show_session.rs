@@ -100,3 +100,30 @@ fn trace_a_session_and_a_record() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("record_not_found"));
 }
+
+#[test]
+fn sessions_filters_by_id_title_cwd_and_presence() {
+    let home = temp_dir("cli-sessions-filters");
+    for f in ["pi-alpha.jsonl", "pi-beta.jsonl", "pi-gamma.jsonl"] {
+        add_fixture(&home, f);
+    }
+    let keys = |args: &[&str]| -> Vec<String> {
+        let mut all = vec!["sessions", "--json"];
+        all.extend_from_slice(args);
+        json(&home, &all, 0)
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["session_key"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(keys(&["--id", "0b2fb"]), [BETA]);
+    assert_eq!(keys(&["--id", "pi:0b2fb002"]), [BETA]);
+    assert_eq!(keys(&["--title", "MARMOSET   migration"]), [BETA]);
+    assert_eq!(keys(&["--presence", "present"]).len(), 3);
+    run_ok(&home, &["sessions", "--presence", "gone"], 1);
+    run_ok(&home, &["sessions", "--no-cwd"], 1);
+    let out = run(&home, &["sessions", "--presence", "maybe"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("presence"));
+}

@@ -10,6 +10,7 @@
 pub mod classify;
 pub mod filter;
 pub mod json;
+pub mod list;
 pub mod search;
 pub mod text;
 pub mod trace;
@@ -18,6 +19,7 @@ pub mod window;
 pub use classify::{classify, surface, ClassifyResponse, RecordClass, SurfaceResponse};
 pub use filter::{filter, Filter, FilterRequest, FilterResponse, StateFilter};
 pub use json::{query_json, SessionQuery};
+pub use list::{list_sessions, Presence, SessionListRequest};
 pub use search::{search_session, SessionHit, SessionSearchRequest, SessionSearchResponse};
 pub use text::TextClause;
 pub use trace::{trace_record, RecordTrace};

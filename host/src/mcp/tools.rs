@@ -8,9 +8,11 @@ use super::scope::View;
 use crate::http::lineage;
 use crate::store::Store;
 use recall_core::model::{Locator, ManifestEntry};
-use recall_core::query::{parse_time, path_has_prefix, Request};
+use recall_core::query::Request;
 use recall_core::search::{search, Budgets, SearchEnv};
-use recall_core::session::{self, Address, Entry, SessionSearchRequest, WindowRequest};
+use recall_core::session::{
+    self, list_sessions, Address, Entry, SessionListRequest, SessionSearchRequest, WindowRequest,
+};
 use recall_core::PreparedShard;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -230,55 +232,21 @@ pub fn session_search(
     }))
 }
 
-/// `session_list`: visible sessions, newest first, at most 100.
+/// `session_list`: visible sessions, newest first, at most 100
+/// (`recall_core::session::list_sessions`).
 pub fn session_list(view: &View, a: &ListArgs) -> Result<Value, String> {
-    let since = a
-        .since
-        .as_deref()
-        .map(|s| parse_time(s, "since"))
-        .transpose();
-    let until = a
-        .until
-        .as_deref()
-        .map(|s| parse_time(s, "until"))
-        .transpose();
-    let (since, until) = (since.map_err(|e| e.message)?, until.map_err(|e| e.message)?);
-    let sources = match &a.sources {
-        None => None,
-        Some(list) => Some(
-            list.iter()
-                .map(|s| {
-                    recall_core::Source::parse(s.trim())
-                        .ok_or_else(|| format!("invalid_param: unknown source {s:?}"))
-                })
-                .collect::<Result<Vec<_>, _>>()?,
-        ),
-    };
-    let cwd = a
-        .cwd
-        .as_deref()
-        .map(|c| c.trim_end_matches('/').to_string());
-    let mut rows: Vec<(&String, &ManifestEntry)> = view
-        .visible
-        .sessions
-        .iter()
-        .filter(|(_, e)| {
-            let m = &e.meta;
-            let updated = m.updated_ms.or(e.max_ts_ms).or(m.created_ms);
-            sources.as_ref().is_none_or(|s| s.contains(&m.source))
-                && since.is_none_or(|t| updated.is_some_and(|u| u >= t))
-                && until.is_none_or(|t| m.created_ms.or(updated).is_some_and(|c| c <= t))
-                && cwd.as_deref().is_none_or(|c| {
-                    m.cwd
-                        .as_deref()
-                        .is_some_and(|x| path_has_prefix(x, if c.is_empty() { "/" } else { c }))
-                })
-        })
-        .collect();
-    rows.sort_by_key(|(k, e)| {
-        let u = e.meta.updated_ms.or(e.max_ts_ms).or(e.meta.created_ms);
-        (std::cmp::Reverse(u), (*k).clone())
-    });
+    let sources = sources_param(&a.sources);
+    let pairs = [
+        ("source", sources.as_deref()),
+        ("cwd", a.cwd.as_deref()),
+        ("since", a.since.as_deref()),
+        ("until", a.until.as_deref()),
+    ];
+    let req =
+        SessionListRequest::from_pairs(pairs.into_iter().filter_map(|(k, v)| v.map(|v| (k, v))))
+            .map_err(|e| format!("{}: {}", e.code, e.message))?;
+    let rows =
+        list_sessions(&view.visible, &req).map_err(|e| format!("{}: {}", e.code, e.message))?;
     let more = rows.len() > MAX_RESULTS;
     let sessions: Vec<Value> = rows
         .into_iter()
