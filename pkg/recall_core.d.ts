@@ -35,6 +35,12 @@ export class Index {
      */
     search(request: any): any;
     /**
+     * A one-session query (filter, search, window, surface, classify,
+     * event_trace) over loaded generation `name`: exactly
+     * `MemIndex::session_query_json`'s bytes.
+     */
+    sessionQueryJson(name: string, request_json: string): string;
+    /**
      * Replaces the manifest (`manifest.json` bytes).
      */
     setManifest(bytes: Uint8Array | number[]): void;
@@ -56,6 +62,7 @@ export interface InitOutput {
     readonly index_retainReferenced: (a: number) => void;
     readonly index_search: (a: number, b: any) => [number, number, number];
     readonly index_searchJson: (a: number, b: number, c: number) => [number, number];
+    readonly index_sessionQueryJson: (a: number, b: number, c: number, d: number, e: number) => [number, number];
     readonly index_setManifest: (a: number, b: number, c: number) => [number, number];
     readonly index_supersededRecords: (a: number, b: number, c: number) => [number, number];
     readonly recall_add_generation: (a: number, b: number, c: number, d: number, e: number) => number;
@@ -65,6 +72,7 @@ export interface InitOutput {
     readonly recall_index_new: () => number;
     readonly recall_last_error: () => bigint;
     readonly recall_search: (a: number, b: number, c: number) => bigint;
+    readonly recall_session_query: (a: number, b: number, c: number, d: number, e: number) => bigint;
     readonly recall_set_manifest: (a: number, b: number, c: number) => number;
     readonly __wbindgen_malloc: (a: number, b: number) => number;
     readonly __wbindgen_realloc: (a: number, b: number, c: number, d: number) => number;

@@ -97,6 +97,37 @@ export class Index {
         return takeFromExternrefTable0(ret[0]);
     }
     /**
+     * A one-session query (filter, search, window, surface, classify,
+     * event_trace) over loaded generation `name`: exactly
+     * `MemIndex::session_query_json`'s bytes.
+     * @param {string} name
+     * @param {string} request_json
+     * @returns {string}
+     */
+    sessionQueryJson(name, request_json) {
+        let deferred3_0;
+        let deferred3_1;
+        try {
+            let ptr0, len0, ptr1, len1;
+            try {
+                ptr0 = passStringToWasm0(name, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
+                len0 = WASM_VECTOR_LEN;
+                ptr1 = passStringToWasm0(request_json, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
+                len1 = WASM_VECTOR_LEN;
+            } catch (e) {
+                if (ptr1) { wasm.__wbindgen_free(ptr1, len1 * 1, 1); }
+                if (ptr0) { wasm.__wbindgen_free(ptr0, len0 * 1, 1); }
+                throw e;
+            }
+            const ret = wasm.index_sessionQueryJson(this.__wbg_ptr, ptr0, len0, ptr1, len1);
+            deferred3_0 = ret[0];
+            deferred3_1 = ret[1];
+            return getStringFromWasm0(ret[0], ret[1]);
+        } finally {
+            wasm.__wbindgen_free(deferred3_0, deferred3_1, 1);
+        }
+    }
+    /**
      * Replaces the manifest (`manifest.json` bytes).
      * @param {Uint8Array | number[]} bytes
      */

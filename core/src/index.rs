@@ -156,6 +156,18 @@ impl MemIndex {
     }
 }
 
+impl MemIndex {
+    /// A one-session query (`crate::session::json`) over the loaded
+    /// generation `name`: JSON in, JSON out; an unknown generation is
+    /// `session_not_found`.
+    pub fn session_query_json(&self, name: &str, request_json: &str) -> String {
+        match self.shards.get(name) {
+            Some(p) => crate::session::query_json(p, name, request_json),
+            None => QueryError::new("session_not_found", "no such generation is loaded").to_json(),
+        }
+    }
+}
+
 impl Catalog for MemIndex {
     fn current(&self) -> Arc<Manifest> {
         self.manifest.clone()

@@ -21,6 +21,7 @@ pub mod prepared;
 pub mod query;
 pub mod response;
 pub mod search;
+pub mod session;
 pub mod snippet;
 pub mod time;
 

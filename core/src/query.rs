@@ -42,7 +42,7 @@ impl QueryError {
     pub fn status(&self) -> u16 {
         match self.code {
             "cursor_expired" => 410,
-            "session_not_found" => 404,
+            "session_not_found" | "record_not_found" => 404,
             "busy" => 429,
             "store_unavailable" => 500,
             _ => 400,

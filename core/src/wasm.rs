@@ -12,6 +12,7 @@
 //! index.supersededRecords("0123456789abcdef.json");     // → Uint32Array of record indices
 //! index.search({ q: "straße", limit: 5 });              // → §4 response or §7 error object
 //! index.searchJson('{"q":"straße"}');                   // → exactly MemIndex::search_json's bytes
+//! index.sessionQueryJson(name, '{"query":"surface"}');  // → exactly MemIndex::session_query_json's bytes
 //! ```
 //!
 //! `search` takes a plain object whose §4 fields are strings, numbers or
@@ -32,6 +33,7 @@
 //! | `recall_set_manifest(h, ptr, len) -> i32` | 0 ok, 1 refused bytes, -1 unknown handle |
 //! | `recall_add_generation(h, name_ptr, name_len, ptr, len) -> i32` | as above |
 //! | `recall_search(h, ptr, len) -> i64` | request JSON in; `(ptr << 32) \| len` of the response JSON (free it); 0 for an unknown handle |
+//! | `recall_session_query(h, name_ptr, name_len, ptr, len) -> i64` | one-session query JSON over generation `name`; output as `recall_search` |
 //! | `recall_last_error() -> i64` | `(ptr << 32) \| len` of the last refusal's message (owned by the module; valid until the next call) |
 //!
 //! Input buffers stay owned by the caller (free them after the call).
@@ -111,6 +113,14 @@ impl Index {
             Err(e) => js_sys::JSON::parse(&e.to_json())
                 .map_err(|_| JsError::new("error body conversion failed")),
         }
+    }
+
+    /// A one-session query (filter, search, window, surface, classify,
+    /// event_trace) over loaded generation `name`: exactly
+    /// `MemIndex::session_query_json`'s bytes.
+    #[wasm_bindgen(js_name = sessionQueryJson)]
+    pub fn session_query_json(&self, name: &str, request_json: &str) -> String {
+        self.inner.session_query_json(name, request_json)
     }
 
     /// JSON in, JSON out: exactly the bytes `MemIndex::search_json` returns
@@ -265,6 +275,38 @@ pub unsafe extern "C" fn recall_search(handle: u32, ptr: *const u8, len: usize) 
     let out = with_index(handle, |ix| match std::str::from_utf8(data) {
         Ok(json) => ix.search_json(json),
         Err(_) => QueryError::new("invalid_param", "request is not UTF-8").to_json(),
+    });
+    match out {
+        None => 0,
+        Some(s) => {
+            let b = s.into_bytes().into_boxed_slice();
+            let len = b.len();
+            pack(Box::into_raw(b).cast::<u8>(), len)
+        }
+    }
+}
+
+/// Runs a one-session query over generation `name` (UTF-8 at `name_ptr`):
+/// request JSON (`len` bytes at `ptr`) in, response JSON out as
+/// `(ptr << 32) | len` — free it with [`recall_free`]. 0 for an unknown handle.
+///
+/// # Safety
+/// Both ranges must be readable memory of this module.
+#[no_mangle]
+pub unsafe extern "C" fn recall_session_query(
+    handle: u32,
+    name_ptr: *const u8,
+    name_len: usize,
+    ptr: *const u8,
+    len: usize,
+) -> i64 {
+    // SAFETY: forwarded caller contract.
+    let (name, data) = unsafe { (bytes(name_ptr, name_len), bytes(ptr, len)) };
+    let out = with_index(handle, |ix| {
+        match (std::str::from_utf8(name), std::str::from_utf8(data)) {
+            (Ok(name), Ok(json)) => ix.session_query_json(name, json),
+            _ => QueryError::new("invalid_param", "request is not UTF-8").to_json(),
+        }
     });
     match out {
         None => 0,

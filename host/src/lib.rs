@@ -7,6 +7,7 @@ pub mod demo;
 pub mod extract;
 pub mod http;
 pub mod index;
+pub mod mcp;
 pub mod report;
 pub mod store;
 pub mod tui;

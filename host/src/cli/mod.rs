@@ -14,14 +14,17 @@ mod context;
 mod demo;
 mod export;
 mod index;
+mod mcp;
 mod render;
 mod report;
 mod search;
 mod serve;
 mod sessions;
 mod show;
+mod show_query;
 mod status;
 pub(crate) mod timefmt;
+mod trace;
 mod tui;
 
 use clap::{Args, Parser, Subcommand};
@@ -68,6 +71,8 @@ pub enum Command {
     Sessions(sessions::SessionsArgs),
     /// Print one session's records in order.
     Show(show::ShowArgs),
+    /// A session's lineage, or with --index/--locator what superseded one record.
+    Trace(trace::TraceArgs),
     /// Show the store and the indexer's state.
     Status(status::StatusArgs),
     /// Empty the store (a new store id expires every cursor).
@@ -84,6 +89,8 @@ pub enum Command {
     Tui(tui::TuiArgs),
     /// Print a shell completion script (e.g. `recall completions bash > /etc/bash_completion.d/recall`).
     Completions(completions::CompletionsArgs),
+    /// Serve the read-only agent tools over MCP on stdio (`claude mcp add recall -- recall mcp`).
+    Mcp(mcp::McpArgs),
     /// Time a fixed query mix against a warm arena (benchmarks).
     #[command(hide = true)]
     BenchSearch(bench::BenchArgs),
@@ -147,6 +154,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Found> {
         Command::Search(a) => search::run(g, a),
         Command::Sessions(a) => sessions::run(g, a),
         Command::Show(a) => show::run(g, a),
+        Command::Trace(a) => trace::run(g, a),
         Command::Status(a) => status::run(g, a),
         Command::Clear(a) => clear::run(g, a),
         Command::Serve(a) => serve::run(g, a),
@@ -155,6 +163,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Found> {
         Command::Report(a) => report::run(g, a),
         Command::Tui(a) => tui::run(g, a),
         Command::Completions(a) => completions::run(a),
+        Command::Mcp(a) => mcp::run(g, a),
         Command::BenchSearch(a) => bench::run(g, a),
     }
 }

@@ -1,13 +1,13 @@
-//! `recall sessions`: list sessions, newest first, filtered by source, cwd
-//! and time.
+//! `recall sessions`: list sessions, newest first, filtered by source, cwd,
+//! time, id prefix, title, missing cwd and source presence
+//! (`recall_core::session::list`).
 
 use super::render::sanitize;
 use super::timefmt::minute_opt;
 use super::{Context, Found, Globals};
-use anyhow::bail;
 use clap::Args;
-use recall_core::model::{ManifestEntry, Parent, Source};
-use recall_core::query::{parse_time, path_has_prefix};
+use recall_core::model::{Parent, Source};
+use recall_core::session::{list_sessions, SessionListRequest};
 use serde::Serialize;
 
 /// `recall sessions` options.
@@ -25,6 +25,18 @@ pub struct SessionsArgs {
     /// Only sessions active at or before this time (epoch ms or RFC 3339).
     #[arg(long)]
     pub until: Option<String>,
+    /// Only the session with this id, or ids (or keys) starting with it.
+    #[arg(long)]
+    pub id: Option<String>,
+    /// Only sessions whose title contains this text (case-insensitive).
+    #[arg(long)]
+    pub title: Option<String>,
+    /// Only sessions with no working directory.
+    #[arg(long)]
+    pub no_cwd: bool,
+    /// present or gone: whether the source files still exist.
+    #[arg(long)]
+    pub presence: Option<String>,
     /// At most this many sessions (0 = all).
     #[arg(long, default_value_t = 50)]
     pub limit: usize,
@@ -63,81 +75,33 @@ pub struct SessionRow<'a> {
     pub source_gone: bool,
 }
 
-struct Filter {
-    sources: Option<Vec<Source>>,
-    cwds: Vec<String>,
-    since: Option<i64>,
-    until: Option<i64>,
-}
-
-impl Filter {
-    fn new(a: &SessionsArgs) -> anyhow::Result<Filter> {
-        let sources = match &a.source {
-            None => None,
-            Some(list) => {
-                let mut v = Vec::new();
-                for s in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-                    match Source::parse(s) {
-                        Some(x) => v.push(x),
-                        None => bail!("invalid_param: unknown source {s:?}"),
-                    }
-                }
-                Some(v)
-            }
-        };
-        let cwds = a
-            .cwd
-            .as_deref()
-            .unwrap_or("")
-            .split(',')
-            .map(|p| p.trim().trim_end_matches('/'))
-            .filter(|p| !p.is_empty())
-            .map(str::to_string)
-            .collect();
-        let time = |v: &Option<String>, name| -> anyhow::Result<Option<i64>> {
-            v.as_deref()
-                .map(|s| parse_time(s, name))
-                .transpose()
-                .map_err(|e| anyhow::anyhow!("{}: {}", e.code, e.message))
-        };
-        Ok(Filter {
-            sources,
-            cwds,
-            since: time(&a.since, "since")?,
-            until: time(&a.until, "until")?,
-        })
-    }
-
-    fn keeps(&self, e: &ManifestEntry) -> bool {
-        let m = &e.meta;
-        self.sources.as_ref().is_none_or(|s| s.contains(&m.source))
-            && (self.cwds.is_empty()
-                || m.cwd
-                    .as_deref()
-                    .is_some_and(|c| self.cwds.iter().any(|p| path_has_prefix(c, p))))
-            && self
-                .since
-                .is_none_or(|s| m.updated_ms.or(e.max_ts_ms).is_some_and(|u| u >= s))
-            && self
-                .until
-                .is_none_or(|u| m.created_ms.is_some_and(|c| c <= u))
-    }
+/// The core list request the flags describe.
+fn request(a: &SessionsArgs) -> anyhow::Result<SessionListRequest> {
+    let no_cwd = if a.no_cwd { "true" } else { "false" };
+    let pairs = [
+        ("source", a.source.as_deref()),
+        ("cwd", a.cwd.as_deref()),
+        ("since", a.since.as_deref()),
+        ("until", a.until.as_deref()),
+        ("id", a.id.as_deref()),
+        ("title", a.title.as_deref()),
+        ("no_cwd", Some(no_cwd)),
+        ("presence", a.presence.as_deref()),
+    ];
+    SessionListRequest::from_pairs(pairs.into_iter().filter_map(|(k, v)| v.map(|v| (k, v))))
+        .map_err(|e| anyhow::anyhow!("{}: {}", e.code, e.message))
 }
 
 /// Runs `recall sessions`.
 pub fn run(g: &Globals, a: SessionsArgs) -> anyhow::Result<Found> {
-    let filter = Filter::new(&a)?;
+    let req = request(&a)?;
     let ctx = Context::new(g)?;
     if !a.no_refresh {
         ctx.refresh();
     }
     let m = ctx.store.current()?;
-    let mut rows: Vec<(&String, &ManifestEntry)> =
-        m.sessions.iter().filter(|(_, e)| filter.keeps(e)).collect();
-    rows.sort_by(|a, b| {
-        let t = |e: &ManifestEntry| e.meta.updated_ms.or(e.max_ts_ms);
-        t(b.1).cmp(&t(a.1)).then(a.0.cmp(b.0))
-    });
+    let mut rows =
+        list_sessions(&m, &req).map_err(|e| anyhow::anyhow!("{}: {}", e.code, e.message))?;
     let total = rows.len();
     if a.limit > 0 {
         rows.truncate(a.limit);

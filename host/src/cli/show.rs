@@ -1,5 +1,7 @@
 //! `recall show <key>`: one session's records in order, with role, time and
-//! superseded / subagent / truncated flags.
+//! superseded / subagent / truncated flags; with the one-session flags
+//! (filters, `--around`, `--surface`, `--find`) it prints the answer of the
+//! matching `recall_core::session` query instead.
 
 use super::render::sanitize;
 use super::timefmt::{minute, minute_opt};
@@ -24,6 +26,9 @@ pub struct ShowArgs {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+    /// The one-session query flags.
+    #[command(flatten)]
+    pub query: super::show_query::QueryArgs,
 }
 
 #[derive(Serialize)]
@@ -41,7 +46,7 @@ struct JsonRecord<'a> {
 }
 
 /// Finds an entry by exact key, else by unique session id or key prefix.
-fn find<'m>(
+pub(super) fn find<'m>(
     m: &'m recall_core::Manifest,
     q: &str,
 ) -> anyhow::Result<(&'m String, &'m ManifestEntry)> {
@@ -75,6 +80,9 @@ pub fn run(g: &Globals, a: ShowArgs) -> anyhow::Result<Found> {
         .store
         .generation_bytes(&entry.generation_file)
         .with_context(|| format!("cannot read the shard of {key}"))?;
+    if a.query.any() {
+        return super::show_query::run(&a.query, &entry.generation_file, &bytes, a.full, a.json);
+    }
     let shard: Shard = serde_json::from_slice(&bytes)
         .with_context(|| format!("the shard of {key} is not valid"))?;
     let active = derive_active(&shard.records, &shard.marks);

@@ -1,6 +1,7 @@
 //! The shipped `.wasm` in wasmtime, driven through the core's byte ABI
 //! (`recall_alloc`, `recall_free`, `recall_index_new`, `recall_set_manifest`,
-//! `recall_add_generation`, `recall_search`, `recall_last_error`; see
+//! `recall_add_generation`, `recall_search`, `recall_session_query`,
+//! `recall_last_error`; see
 //! `core/src/wasm.rs`). The JS imports wasm-bindgen adds are defined as
 //! traps: the byte ABI never calls them.
 
@@ -17,6 +18,7 @@ pub struct WasmIndex {
     set_manifest: TypedFunc<(u32, u32, u32), i32>,
     add_generation: TypedFunc<(u32, u32, u32, u32, u32), i32>,
     search: TypedFunc<(u32, u32, u32), i64>,
+    session_query: TypedFunc<(u32, u32, u32, u32, u32), i64>,
     last_error: TypedFunc<(), i64>,
     handle: u32,
 }
@@ -59,6 +61,7 @@ impl WasmIndex {
             set_manifest: func!("recall_set_manifest"),
             add_generation: func!("recall_add_generation"),
             search: func!("recall_search"),
+            session_query: func!("recall_session_query"),
             last_error: func!("recall_last_error"),
             memory,
             handle: 0,
@@ -148,6 +151,28 @@ impl WasmIndex {
         self.release(ptr, request.len())?;
         if packed == 0 {
             return Err(ParityError::Wasm("recall_search: unknown handle".into()));
+        }
+        let out = self.read(packed)?;
+        let len = (packed as u64 & 0xFFFF_FFFF) as usize;
+        self.release((packed as u64 >> 32) as u32, len)?;
+        String::from_utf8(out).map_err(|e| ParityError::Wasm(format!("output is not UTF-8: {e}")))
+    }
+
+    /// Runs one one-session query over generation `name`: JSON in, JSON out.
+    pub fn session_query_json(&mut self, name: &str, request: &str) -> Result<String, ParityError> {
+        let n = self.put(name.as_bytes())?;
+        let ptr = self.put(request.as_bytes())?;
+        let args = (self.handle, n, name.len() as u32, ptr, request.len() as u32);
+        let packed = self
+            .session_query
+            .call(&mut self.store, args)
+            .map_err(wasm_err("recall_session_query"))?;
+        self.release(ptr, request.len())?;
+        self.release(n, name.len())?;
+        if packed == 0 {
+            return Err(ParityError::Wasm(
+                "recall_session_query: unknown handle".into(),
+            ));
         }
         let out = self.read(packed)?;
         let len = (packed as u64 & 0xFFFF_FFFF) as usize;

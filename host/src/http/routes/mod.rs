@@ -2,6 +2,7 @@
 //! query-string reader, the blocking bridge and the JSON response builder.
 
 pub mod export;
+pub mod one_session;
 pub mod search;
 pub mod session;
 pub mod sessions;

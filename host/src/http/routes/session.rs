@@ -54,6 +54,7 @@ async fn run(
     let backend = st.backend.clone();
     let body = blocking(move || {
         let manifest = backend.manifest()?;
+        let key = super::one_session::resolve_key(&manifest, &key)?;
         let entry = manifest
             .sessions
             .get(&key)

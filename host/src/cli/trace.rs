@@ -1,0 +1,119 @@
+//! `recall trace <key>`: a session's lineage (ancestors root first, then the
+//! descendant tree), or with `--index`/`--locator` the trace of one record:
+//! the mark that superseded it and the records now standing in its place.
+
+use super::render::sanitize;
+use super::show::find;
+use super::timefmt::minute;
+use super::{Context, Found, Globals};
+use crate::http::lineage;
+use anyhow::Context as _;
+use clap::Args;
+use recall_core::session::{self, Address};
+use recall_core::PreparedShard;
+use serde_json::{json, Value};
+
+/// `recall trace` options.
+#[derive(Debug, Args)]
+pub struct TraceArgs {
+    /// The session key, or a unique session id or key prefix.
+    pub key: String,
+    /// Trace this record (by index) instead of the session.
+    #[arg(long, value_name = "INDEX", conflicts_with = "locator")]
+    pub index: Option<String>,
+    /// Trace the record with this locator (JSON, as `show --json` prints it).
+    #[arg(long, value_name = "JSON")]
+    pub locator: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn print_tree(nodes: &[Value], depth: usize) {
+    for n in nodes {
+        println!(
+            "{}{}  {}",
+            "  ".repeat(depth + 1),
+            n["session_key"].as_str().unwrap_or("?"),
+            sanitize(n["title"].as_str().unwrap_or(""))
+        );
+        if let Some(kids) = n["children"].as_array() {
+            print_tree(kids, depth + 1);
+        }
+    }
+}
+
+/// Runs `recall trace`.
+pub fn run(g: &Globals, a: TraceArgs) -> anyhow::Result<Found> {
+    let ctx = Context::new(g)?;
+    ctx.refresh();
+    let m = ctx.store.current()?;
+    let (key, entry) = find(&m, &a.key)?;
+    if a.index.is_some() || a.locator.is_some() {
+        let at = Address::parse(a.index.as_deref(), a.locator.as_deref())
+            .map_err(|e| anyhow::anyhow!("{}: {}", e.code, e.message))?;
+        let bytes = ctx
+            .store
+            .generation_bytes(&entry.generation_file)
+            .with_context(|| format!("cannot read the shard of {key}"))?;
+        let p = PreparedShard::from_bytes(&bytes).context("the shard is not valid")?;
+        let t = session::trace_record(&p, &at)
+            .map_err(|e| anyhow::anyhow!("{}: {}", e.code, e.message))?;
+        if a.json {
+            println!("{}", serde_json::to_string(&t)?);
+            return Ok(Found::Yes);
+        }
+        let r = &t.record;
+        println!(
+            "#{} {} {} {:?}",
+            r.index,
+            minute(r.ts_ms),
+            r.role.as_str(),
+            r.state
+        );
+        match &t.superseded_by {
+            None => println!("  current: no mark supersedes it"),
+            Some(mk) => {
+                let why = mk
+                    .reason
+                    .as_deref()
+                    .map(|r| format!(" ({r})"))
+                    .unwrap_or_default();
+                println!(
+                    "  superseded by mark #{} {}{why} at record {}",
+                    mk.mark_index, mk.kind, mk.at
+                );
+                for e in &t.replaced_by {
+                    let one: String = e.text.split_whitespace().collect::<Vec<_>>().join(" ");
+                    let cut: String = one.chars().take(100).collect();
+                    println!("  → #{} {} {}", e.index, e.role.as_str(), sanitize(&cut));
+                }
+            }
+        }
+        return Ok(Found::Yes);
+    }
+    let ancestors = lineage::ancestors(&m, key);
+    let descendants = lineage::descendants(&m, key);
+    if a.json {
+        let body = json!({
+            "session": lineage::summary(key, entry),
+            "ancestors": ancestors,
+            "descendants": descendants,
+        });
+        println!("{body}");
+        return Ok(Found::Yes);
+    }
+    for n in &ancestors {
+        println!(
+            "{}  {}",
+            n["session_key"].as_str().unwrap_or("?"),
+            sanitize(n["title"].as_str().unwrap_or(""))
+        );
+    }
+    println!(
+        "{key}  {}  ←",
+        sanitize(entry.meta.title.as_deref().unwrap_or("(untitled)"))
+    );
+    print_tree(&descendants, 0);
+    Ok(Found::Yes)
+}

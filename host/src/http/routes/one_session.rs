@@ -1,0 +1,178 @@
+//! `GET /api/session/{key}/filter|search|window|surface|classify|event-trace`:
+//! the one-session queries as thin adapters over `recall_core::session`.
+//! The key may be a bare session id when it names one session.
+
+use super::{blocking, json_value, pairs, param, respond, Pairs};
+use crate::http::errors::ApiError;
+use crate::http::AppState;
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::Response;
+use recall_core::model::Manifest;
+use recall_core::session::{self, Address, Filter, FilterRequest, SessionSearchRequest};
+
+/// Which query a route answers.
+#[derive(Clone, Copy, Debug)]
+pub enum Kind {
+    /// `filter`.
+    Filter,
+    /// `search`.
+    Search,
+    /// `window`.
+    Window,
+    /// `surface`.
+    Surface,
+    /// `classify`.
+    Classify,
+    /// `event-trace`.
+    EventTrace,
+}
+
+/// The manifest key `key` names: the key itself, or an unambiguous bare id.
+pub fn resolve_key(m: &Manifest, key: &str) -> Result<String, ApiError> {
+    if m.sessions.contains_key(key) {
+        return Ok(key.to_string());
+    }
+    let found: Vec<&String> = m
+        .sessions
+        .iter()
+        .filter(|(_, e)| e.meta.session_id == key)
+        .map(|(k, _)| k)
+        .collect();
+    match found.as_slice() {
+        [one] => Ok((*one).clone()),
+        [] => Err(ApiError::session_not_found()),
+        many => Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "ambiguous_session",
+            format!(
+                "{} sessions have this id; use the key <source>:<id>",
+                many.len()
+            ),
+        )),
+    }
+}
+
+fn number(p: &[(String, String)], name: &str) -> Result<Option<u64>, ApiError> {
+    match param(p, name).map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(s) => s
+            .parse::<u64>()
+            .map(Some)
+            .map_err(|_| ApiError::invalid(format!("{name} must be a non-negative integer"))),
+    }
+}
+
+fn filter_of(p: &[(String, String)]) -> Result<Filter, ApiError> {
+    // The last value of each key wins, like the other routes.
+    let mut f = Vec::new();
+    for k in [
+        "from", "to", "since", "until", "role", "state", "subagent", "text",
+    ] {
+        if let Some(v) = param(p, k) {
+            f.push((k, v));
+        }
+    }
+    Ok(Filter::from_pairs(f)?)
+}
+
+fn address_of(p: &[(String, String)]) -> Result<Address, ApiError> {
+    Ok(Address::parse(param(p, "index"), param(p, "locator"))?)
+}
+
+/// Builds the handler of one query kind.
+pub async fn handle(
+    st: AppState,
+    key: String,
+    q: Result<Query<Pairs>, QueryRejection>,
+    kind: Kind,
+) -> Response {
+    respond(run(st, key, q, kind).await)
+}
+
+async fn run(
+    st: AppState,
+    key: String,
+    q: Result<Query<Pairs>, QueryRejection>,
+    kind: Kind,
+) -> Result<Response, ApiError> {
+    let p = pairs(q)?;
+    let backend = st.backend.clone();
+    blocking(move || {
+        let manifest = backend.manifest()?;
+        let key = resolve_key(&manifest, &key)?;
+        let entry = manifest
+            .sessions
+            .get(&key)
+            .ok_or_else(ApiError::session_not_found)?;
+        let shard = backend
+            .catalog()
+            .load(&key, entry, true)
+            .map_err(ApiError::store_unavailable)?
+            .shard;
+        let offset = number(&p, "offset")?.unwrap_or(0);
+        let limit = number(&p, "limit")?;
+        let body = match kind {
+            Kind::Filter => {
+                let req = FilterRequest {
+                    filter: filter_of(&p)?,
+                    offset,
+                    limit,
+                };
+                serde_json::to_value(session::filter(&shard, &req)?)
+            }
+            Kind::Search => {
+                let req = SessionSearchRequest {
+                    q: param(&p, "q").unwrap_or("").to_string(),
+                    filter: filter_of(&p)?,
+                    limit,
+                    cursor: param(&p, "cursor")
+                        .filter(|c| !c.is_empty())
+                        .map(str::to_string),
+                };
+                serde_json::to_value(session::search_session(
+                    &shard,
+                    &entry.generation_file,
+                    &req,
+                )?)
+            }
+            Kind::Window => {
+                let req = session::WindowRequest {
+                    at: address_of(&p)?,
+                    before: number(&p, "before")?,
+                    after: number(&p, "after")?,
+                };
+                serde_json::to_value(session::window(&shard, &req)?)
+            }
+            Kind::Surface => serde_json::to_value(session::surface(&shard, offset, limit)),
+            Kind::Classify => serde_json::to_value(session::classify(&shard, offset, limit)),
+            Kind::EventTrace => {
+                serde_json::to_value(session::trace_record(&shard, &address_of(&p)?)?)
+            }
+        }
+        .map_err(|e| ApiError::internal(e.to_string()))?;
+        Ok(json_value(&body))
+    })
+    .await
+}
+
+macro_rules! route {
+    ($name:ident, $kind:expr) => {
+        /// The handler of one query kind.
+        pub async fn $name(
+            State(st): State<AppState>,
+            Path(key): Path<String>,
+            q: Result<Query<Pairs>, QueryRejection>,
+        ) -> Response {
+            handle(st, key, q, $kind).await
+        }
+    };
+}
+
+route!(filter, Kind::Filter);
+route!(search, Kind::Search);
+route!(window, Kind::Window);
+route!(surface, Kind::Surface);
+route!(classify, Kind::Classify);
+route!(event_trace, Kind::EventTrace);

@@ -1,0 +1,58 @@
+//! A read-only search catalog for the MCP tools: the authorized manifest of
+//! one call, and shards read from the store without writing anything back
+//! (the daemon's catalog writes missing filter sidecars; this one never does).
+
+use crate::store::Store;
+use recall_core::model::{Manifest, ManifestEntry};
+use recall_core::search::{Catalog, LoadedShard};
+use recall_core::{PreparedShard, ShardGrams};
+use std::sync::Arc;
+
+/// The catalog of one tool call.
+pub struct ReadOnlyCatalog<'a> {
+    /// The store.
+    pub store: &'a Store,
+    /// The sessions the call may search.
+    pub manifest: Arc<Manifest>,
+}
+
+impl ReadOnlyCatalog<'_> {
+    /// Reads and prepares the shard of `entry`.
+    pub fn prepared(&self, entry: &ManifestEntry, tools: bool) -> Result<PreparedShard, String> {
+        let bytes = self
+            .store
+            .generation_bytes(&entry.generation_file)
+            .map_err(|e| e.to_string())?;
+        let grams = self.grams_of(entry);
+        PreparedShard::from_bytes_with_options(&bytes, grams, tools)
+            .map_err(|e| format!("the shard is not valid: {e}"))
+    }
+
+    fn grams_of(&self, entry: &ManifestEntry) -> Option<Arc<ShardGrams>> {
+        self.store
+            .grams_bytes(&entry.generation_file)
+            .and_then(|b| ShardGrams::from_bytes(&b))
+            .map(Arc::new)
+    }
+}
+
+impl Catalog for ReadOnlyCatalog<'_> {
+    fn current(&self) -> Arc<Manifest> {
+        self.manifest.clone()
+    }
+
+    fn snapshot(&self, _store_id: &str, _revision: u64) -> Option<Arc<Manifest>> {
+        None
+    }
+
+    fn load(&self, _key: &str, entry: &ManifestEntry, tools: bool) -> Result<LoadedShard, String> {
+        self.prepared(entry, tools).map(|p| LoadedShard {
+            shard: Arc::new(p),
+            fresh_bytes: entry.bytes,
+        })
+    }
+
+    fn grams(&self, _key: &str, entry: &ManifestEntry) -> Option<Arc<ShardGrams>> {
+        self.grams_of(entry)
+    }
+}

@@ -1,0 +1,222 @@
+//! What the MCP tools may see: sessions whose cwd is the project directory
+//! or under it (all sessions with `--all-projects`), minus the calling
+//! agent's own live session; and the id-free marker that stands in for
+//! lineage outside that set.
+
+use recall_core::model::Manifest;
+use recall_core::query::path_has_prefix;
+use serde_json::{json, Value};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+/// A transcript modified this recently is taken for the caller's own live
+/// session (the agent appends to it while it calls the tool).
+pub const SELF_WINDOW: Duration = Duration::from_secs(10);
+
+/// The authorization rule of one server.
+#[derive(Clone, Debug)]
+pub struct Scope {
+    /// The project directory (`None` = every project).
+    pub project: Option<String>,
+    /// How recent a write marks the caller's own session (zero = never).
+    pub self_window: Duration,
+}
+
+/// The sessions one call may see.
+#[derive(Clone, Debug)]
+pub struct View {
+    /// The whole manifest (lineage walks through it).
+    pub all: Arc<Manifest>,
+    /// Authorized sessions only.
+    pub visible: Arc<Manifest>,
+    /// The session excluded as the caller's own, if any.
+    pub excluded: Option<String>,
+}
+
+impl Scope {
+    /// Whether a session with this cwd lies in the project.
+    pub fn covers(&self, cwd: Option<&str>) -> bool {
+        match &self.project {
+            None => true,
+            Some(p) => cwd.is_some_and(|c| path_has_prefix(c, p)),
+        }
+    }
+
+    /// The view of `all` at `now`: authorized sessions, minus the one whose
+    /// transcript was written most recently when that write is within the
+    /// self window.
+    pub fn view(&self, all: Arc<Manifest>, now: SystemTime) -> View {
+        let mut visible = Manifest::clone(&all);
+        visible
+            .sessions
+            .retain(|_, e| self.covers(e.meta.cwd.as_deref()));
+        let excluded = self.live_session(&visible, now);
+        if let Some(k) = &excluded {
+            visible.sessions.remove(k);
+        }
+        View {
+            all,
+            visible: Arc::new(visible),
+            excluded,
+        }
+    }
+
+    fn live_session(&self, m: &Manifest, now: SystemTime) -> Option<String> {
+        if self.self_window.is_zero() {
+            return None;
+        }
+        let newest = m
+            .sessions
+            .iter()
+            .filter_map(|(k, e)| {
+                let t = e
+                    .meta
+                    .paths
+                    .iter()
+                    .filter_map(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok())
+                    .max()?;
+                Some((t, k))
+            })
+            .max()?;
+        let age = now.duration_since(newest.0).unwrap_or(Duration::ZERO);
+        (age <= self.self_window).then(|| newest.1.clone())
+    }
+}
+
+impl View {
+    /// Replaces every lineage node outside the view by an id-free marker,
+    /// keeping the shape of the tree. Nodes are objects with a
+    /// `session_key`; `parent` fields naming a hidden session are masked.
+    pub fn redact(&self, v: &mut Value) {
+        match v {
+            Value::Array(items) => items.iter_mut().for_each(|x| self.redact(x)),
+            Value::Object(map) => {
+                let hidden = map
+                    .get("session_key")
+                    .and_then(Value::as_str)
+                    .is_some_and(|k| !self.visible.sessions.contains_key(k));
+                if hidden {
+                    let children = map.remove("children");
+                    map.clear();
+                    map.insert("outside_scope".into(), json!(true));
+                    if let Some(mut c) = children {
+                        self.redact(&mut c);
+                        map.insert("children".into(), c);
+                    }
+                    return;
+                }
+                if let Some(p) = map.get_mut("parent") {
+                    let hidden_parent = p
+                        .get("key")
+                        .and_then(Value::as_str)
+                        .is_some_and(|k| !self.visible.sessions.contains_key(k));
+                    if hidden_parent {
+                        *p = json!({"outside_scope": true});
+                    }
+                }
+                if let Some(c) = map.get_mut("children") {
+                    self.redact(c);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The visible session `s` names: a key, or an unambiguous bare id.
+    pub fn resolve(&self, s: &str) -> Result<String, String> {
+        let s = s.trim();
+        if self.visible.sessions.contains_key(s) {
+            return Ok(s.to_string());
+        }
+        let found: Vec<&String> = self
+            .visible
+            .sessions
+            .iter()
+            .filter(|(_, e)| e.meta.session_id == s)
+            .map(|(k, _)| k)
+            .collect();
+        match found.as_slice() {
+            [one] => Ok((*one).clone()),
+            [] => Err(format!(
+                "session_not_found: no session {s:?} among the sessions this server may read"
+            )),
+            many => Err(format!(
+                "ambiguous_session: {s:?} is the id of {} sessions; pass the key <source>:<id>",
+                many.len()
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn project_covers_by_whole_components() {
+        let s = Scope {
+            project: Some("/home/u/code/a".into()),
+            self_window: Duration::ZERO,
+        };
+        assert!(s.covers(Some("/home/u/code/a")));
+        assert!(s.covers(Some("/home/u/code/a/sub")));
+        assert!(!s.covers(Some("/home/u/code/ab")));
+        assert!(!s.covers(None));
+        let all = Scope {
+            project: None,
+            self_window: Duration::ZERO,
+        };
+        assert!(all.covers(None));
+    }
+}
+
+#[cfg(test)]
+mod redact_tests {
+    use super::*;
+
+    fn manifest() -> Arc<Manifest> {
+        let entry = |id: &str, cwd: &str, parent: Option<&str>| {
+            json!({
+                "source": "codex", "session_id": id, "title": null, "cwd": cwd, "branch": null,
+                "created_ms": 1, "updated_ms": 2, "messages": 1,
+                "parent": parent.map(|p| json!({"key": p, "relation": "fork"})),
+                "resume": null, "paths": [], "generation_file": "g.json", "records": 1
+            })
+        };
+        let m = json!({
+            "schema": 1, "parser_version": 1, "store_id": "s", "revision": 1, "updated_at_ms": 0,
+            "sessions": {
+                "codex:root": entry("root", "/elsewhere", None),
+                "codex:mid": entry("mid", "/p", Some("codex:root")),
+                "codex:kid": entry("kid", "/other", Some("codex:mid")),
+                "codex:grandkid": entry("grandkid", "/p/sub", Some("codex:kid")),
+            }
+        });
+        Arc::new(serde_json::from_value(m).unwrap())
+    }
+
+    #[test]
+    fn lineage_outside_the_project_reveals_no_id() {
+        let scope = Scope {
+            project: Some("/p".into()),
+            self_window: Duration::ZERO,
+        };
+        let all = manifest();
+        let view = scope.view(all.clone(), SystemTime::now());
+        assert_eq!(view.visible.sessions.len(), 2);
+        let mut anc = Value::Array(crate::http::lineage::ancestors(&all, "codex:mid"));
+        let mut desc = Value::Array(crate::http::lineage::descendants(&all, "codex:mid"));
+        view.redact(&mut anc);
+        view.redact(&mut desc);
+        assert_eq!(anc, json!([{"outside_scope": true}]));
+        let text = desc.to_string();
+        assert!(
+            !text.contains("codex:kid") && !text.contains("\"kid\""),
+            "{text}"
+        );
+        assert_eq!(desc[0]["outside_scope"], true);
+        let grandkid = &desc[0]["children"][0];
+        assert_eq!(grandkid["session_key"], "codex:grandkid");
+        assert_eq!(grandkid["parent"], json!({"outside_scope": true}));
+    }
+}
