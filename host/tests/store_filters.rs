@@ -42,7 +42,7 @@ fn missing_filter_sidecars_are_rewritten_by_search() {
     }
     let catalog = StoreCatalog::new(store.clone(), Arc::new(Arena::default()));
     let r = catalog.search(
-        &Request::new("nothing-like-this-anywhere"),
+        &Request::new("nothing-like-this-anywhere").parse().unwrap(),
         false,
         Budgets::default(),
     );
@@ -58,7 +58,7 @@ fn missing_filter_sidecars_are_rewritten_by_search() {
     // sidecars alone: nothing is loaded.
     let cold = StoreCatalog::new(store.clone(), Arc::new(Arena::default()));
     let r = cold.search(
-        &Request::new("nothing-like-this-anywhere"),
+        &Request::new("nothing-like-this-anywhere").parse().unwrap(),
         false,
         Budgets::default(),
     );

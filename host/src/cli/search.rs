@@ -88,10 +88,8 @@ impl SearchArgs {
 /// Runs `recall search`.
 pub fn run(g: &Globals, a: SearchArgs) -> anyhow::Result<Found> {
     let request = a.request();
-    // Reject a bad request before touching the index.
-    if let Err(e) = request.parse() {
-        return Err(fail(&a, &e));
-    }
+    // Parsed once, here: a bad request fails before touching the index.
+    let query = request.parse().map_err(|e| fail(&a, &e))?;
     let ctx = Context::new(g)?;
     if !a.no_refresh {
         ctx.refresh();
@@ -103,7 +101,7 @@ pub fn run(g: &Globals, a: SearchArgs) -> anyhow::Result<Found> {
         fresh_bytes: u64::MAX,
         ..Budgets::default()
     };
-    let response = match catalog.search(&request, building, budgets) {
+    let response = match catalog.search(&query, building, budgets) {
         Ok(r) => r,
         Err(e) => return Err(fail(&a, &e)),
     };
