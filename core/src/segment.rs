@@ -19,7 +19,7 @@
 use crate::plan::Lanes;
 use crate::prepared::{Lane, PreparedShard};
 use roaring::RoaringBitmap;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// First bytes of a segment.
 const MAGIC: &[u8; 8] = b"RCSEG\x00\x00\x01";
@@ -71,44 +71,87 @@ fn lane_grams(lane: &Lane) -> Vec<(u32, u8)> {
 /// Builds the bytes of a segment over `shards` (generation name, prepared
 /// shard with its tool lane); ordinals follow the order given.
 pub fn build(shards: &[(&str, &PreparedShard)]) -> Vec<u8> {
-    let mut out = Vec::new();
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&[0; HEADER - 8]);
-    put_u32(&mut out, shards.len() as u32);
-    for (name, _) in shards {
-        put_u32(&mut out, name.len() as u32);
-        out.extend_from_slice(name.as_bytes());
+    let mut b = Builder::default();
+    for (name, shard) in shards {
+        b.add(name, shard);
     }
-    for tool in [false, true] {
-        let mut postings: BTreeMap<u32, (Vec<u32>, Vec<u8>)> = BTreeMap::new();
-        for (ord, (_, s)) in shards.iter().enumerate() {
-            let lane = if tool { &s.tool } else { &s.conversation };
+    b.finish()
+}
+
+/// Builds a segment one shard at a time, so a host never holds more than one
+/// prepared shard besides the postings.
+#[derive(Debug, Default)]
+pub struct Builder {
+    names: Vec<String>,
+    seen: HashSet<String>,
+    /// Per lane: gram → (ordinals, occurrence bytes).
+    lanes: [BTreeMap<u32, (Vec<u32>, Vec<u8>)>; 2],
+}
+
+impl Builder {
+    /// Adds a shard (prepared with its tool lane) under its generation name.
+    /// A name already added is ignored.
+    pub fn add(&mut self, name: &str, shard: &PreparedShard) {
+        if !self.seen.insert(name.to_string()) {
+            return;
+        }
+        let ord = self.names.len() as u32;
+        self.names.push(name.to_string());
+        for (lane, postings) in [&shard.conversation, &shard.tool]
+            .into_iter()
+            .zip(self.lanes.iter_mut())
+        {
             for (g, c) in lane_grams(lane) {
                 let p = postings.entry(g).or_default();
-                p.0.push(ord as u32);
+                p.0.push(ord);
                 p.1.push(c);
             }
         }
-        let mut table = Vec::with_capacity(postings.len() * 12);
-        let mut blob = Vec::new();
-        for (g, (ords, occ)) in &postings {
-            let start = blob.len();
-            let bitmap = RoaringBitmap::from_sorted_iter(ords.iter().copied()).unwrap_or_default();
-            // Writing to a Vec cannot fail.
-            let _ = bitmap.serialize_into(&mut blob);
-            blob.extend_from_slice(occ);
-            put_u32(&mut table, *g);
-            put_u32(&mut table, start as u32);
-            put_u32(&mut table, (blob.len() - start) as u32);
-        }
-        put_u32(&mut out, postings.len() as u32);
-        out.extend_from_slice(&table);
-        put_u32(&mut out, blob.len() as u32);
-        out.extend_from_slice(&blob);
     }
-    let crc = crc32fast::hash(&out[HEADER..]);
-    out[8..12].copy_from_slice(&crc.to_le_bytes());
-    out
+
+    /// Shards added so far.
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    /// Whether no shard was added.
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    /// The segment's bytes.
+    pub fn finish(self) -> Vec<u8> {
+        let mut out = Vec::new();
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&[0; HEADER - 8]);
+        put_u32(&mut out, self.names.len() as u32);
+        for name in &self.names {
+            put_u32(&mut out, name.len() as u32);
+            out.extend_from_slice(name.as_bytes());
+        }
+        for postings in &self.lanes {
+            let mut table = Vec::with_capacity(postings.len() * 12);
+            let mut blob = Vec::new();
+            for (g, (ords, occ)) in postings {
+                let start = blob.len();
+                let bitmap =
+                    RoaringBitmap::from_sorted_iter(ords.iter().copied()).unwrap_or_default();
+                // Writing to a Vec cannot fail.
+                let _ = bitmap.serialize_into(&mut blob);
+                blob.extend_from_slice(occ);
+                put_u32(&mut table, *g);
+                put_u32(&mut table, start as u32);
+                put_u32(&mut table, (blob.len() - start) as u32);
+            }
+            put_u32(&mut out, postings.len() as u32);
+            out.extend_from_slice(&table);
+            put_u32(&mut out, blob.len() as u32);
+            out.extend_from_slice(&blob);
+        }
+        let crc = crc32fast::hash(&out[HEADER..]);
+        out[8..12].copy_from_slice(&crc.to_le_bytes());
+        out
+    }
 }
 
 fn put_u32(out: &mut Vec<u8>, v: u32) {

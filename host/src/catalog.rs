@@ -7,7 +7,7 @@ use recall_core::model::{Manifest, ManifestEntry};
 use recall_core::naming::generation_file_name;
 use recall_core::query::{Query, QueryError};
 use recall_core::search::{Budgets, Catalog, LoadedShard, SearchEnv};
-use recall_core::{CatalogError, LoadError, Response, ShardGrams};
+use recall_core::{CatalogError, LoadError, Response, Segment, ShardGrams};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -63,6 +63,10 @@ impl Catalog for StoreCatalog {
 
     fn snapshot(&self, store_id: &str, revision: u64) -> Option<Arc<Manifest>> {
         self.store.snapshot(store_id, revision)
+    }
+
+    fn segments(&self) -> Vec<Arc<Segment>> {
+        self.store.live_segments()
     }
 
     fn grams(&self, _key: &str, entry: &ManifestEntry) -> Option<Arc<ShardGrams>> {

@@ -52,7 +52,11 @@ fn a_foreign_filter_sidecar_is_refused() {
     assert!(sidecar(&gens[1]).exists());
     fs::copy(sidecar(&gens[0]), sidecar(&gens[1])).unwrap();
     let r = search(&store, "w2x0");
-    assert_eq!(keys(&r), [session_key(2)], "the copied filter hid the match");
+    assert_eq!(
+        keys(&r),
+        [session_key(2)],
+        "the copied filter hid the match"
+    );
     assert_eq!(r.state, State::Ready);
 }
 
@@ -82,6 +86,32 @@ fn an_overwritten_generation_is_not_searched_as_the_session() {
     // Another valid shard under this generation's name.
     fs::copy(&gens[0], &gens[1]).unwrap();
     let r = search(&store, "lorem");
-    assert_eq!(keys(&r), [session_key(1)], "session 2 must not answer with 1's text");
+    assert_eq!(
+        keys(&r),
+        [session_key(1)],
+        "session 2 must not answer with 1's text"
+    );
     assert_eq!(r.partial_reason, Some(PartialReason::Unreadable));
+}
+
+#[test]
+fn the_next_sweep_re_extracts_a_damaged_session() {
+    for (tag, damage) in [("requeue-deleted", 0), ("requeue-truncated", 1)] {
+        let (home, store, gens) = setup(tag);
+        if damage == 0 {
+            fs::remove_file(&gens[1]).unwrap();
+        } else {
+            let bytes = fs::read(&gens[1]).unwrap();
+            fs::write(&gens[1], &bytes[..bytes.len() - 10]).unwrap();
+        }
+        assert_eq!(
+            search(&store, "lorem").partial_reason,
+            Some(PartialReason::Unreadable)
+        );
+        run_ok(&home, &["index"], 0);
+        let store = Arc::new(Store::open(&store_dir(&home)).unwrap());
+        let r = search(&store, "lorem");
+        assert_eq!(r.state, State::Ready, "{tag}");
+        assert_eq!(keys(&r), [session_key(2), session_key(1)], "{tag}");
+    }
 }

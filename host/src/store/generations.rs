@@ -1,9 +1,11 @@
 //! `generations/<hash16>.json`: immutable, content-named shard bodies.
 //!
 //! A body is written to a temp file, fsynced, then hard-linked to its final
-//! name, which fails if the name exists: an existing generation is never
-//! modified (it has the same bytes by construction). Its mtime is refreshed
-//! instead, so the garbage collector's grace period starts again.
+//! name, which fails if the name exists: an existing generation of the right
+//! length is never modified (it has the same bytes by construction); its
+//! mtime is refreshed instead, so the garbage collector's grace period starts
+//! again. One of another length (truncated or overwritten) is replaced whole
+//! by rename.
 //!
 //! Beside each generation may sit `<hash16>.grams`: the shard's trigram
 //! filters (`recall_core::ShardGrams`), behind a header that binds them to
@@ -55,7 +57,9 @@ fn stem(name: &str) -> &str {
 pub fn write(dir: &Path, body: &[u8], sync: bool) -> Result<String, StoreError> {
     let name = generation_file_name(body);
     let dest = dir.join(&name);
-    if dest.exists() {
+    // Same name and length: the same bytes (a truncated or overwritten file
+    // of another length is replaced below).
+    if fs::metadata(&dest).is_ok_and(|m| m.len() == body.len() as u64) {
         touch(&dest);
         return Ok(name);
     }
@@ -68,11 +72,12 @@ pub fn write(dir: &Path, body: &[u8], sync: bool) -> Result<String, StoreError> 
         }
         drop(f);
         match fs::hard_link(&tmp, &dest) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => touch(&dest),
-            Err(e) => return Err(e),
+            Ok(()) => fs::remove_file(&tmp),
+            // A concurrent writer linked the same bytes, or a damaged file
+            // sits under the name: replace it whole.
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => fs::rename(&tmp, &dest),
+            Err(e) => Err(e),
         }
-        fs::remove_file(&tmp)
     })();
     if let Err(e) = result {
         let _ = fs::remove_file(&tmp);
