@@ -10,7 +10,7 @@ use crate::prepared::PreparedShard;
 use crate::query::{QueryError, Request};
 use crate::response::Response;
 use crate::search::{search_request, Budgets, Catalog, LoadedShard, SearchEnv};
-use crate::segment::{self, Segment};
+use crate::segment::{self, Segment, SegmentSet};
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
@@ -42,7 +42,7 @@ pub struct MemIndex {
     manifest: Arc<Manifest>,
     shards: HashMap<String, Arc<PreparedShard>>,
     /// A segment over every loaded shard, built when first needed.
-    segment: OnceLock<Option<Arc<Segment>>>,
+    segment: OnceLock<Option<Arc<SegmentSet>>>,
     /// Whether searches use the segment (off: filters and scans only).
     use_index: bool,
 }
@@ -105,7 +105,7 @@ impl MemIndex {
     }
 
     /// The segment over every loaded shard (ordinals in name order).
-    pub fn segment(&self) -> Option<Arc<Segment>> {
+    pub fn segment(&self) -> Option<Arc<SegmentSet>> {
         self.segment
             .get_or_init(|| {
                 let mut names: Vec<&String> = self.shards.keys().collect();
@@ -116,7 +116,8 @@ impl MemIndex {
                     .collect();
                 // Bytes just built always open; without a segment every
                 // session is filtered and scanned.
-                Segment::open(segment::build(&shards)).ok().map(Arc::new)
+                let seg = Segment::open(segment::build(&shards)).ok()?;
+                Some(Arc::new(SegmentSet::new(vec![Arc::new(seg)])))
             })
             .clone()
     }
@@ -229,10 +230,10 @@ impl Catalog for MemIndex {
             .map(|s| s.grams.clone())
     }
 
-    fn segments(&self) -> Vec<Arc<Segment>> {
+    fn segments(&self) -> Option<Arc<SegmentSet>> {
         match self.use_index {
-            true => self.segment().into_iter().collect(),
-            false => Vec::new(),
+            true => self.segment(),
+            false => None,
         }
     }
 }

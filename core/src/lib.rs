@@ -43,4 +43,4 @@ pub use prepared::PreparedShard;
 pub use query::{Query, QueryError, Request};
 pub use response::Response;
 pub use search::{search, search_request, Budgets, Catalog, LoadedShard, SearchEnv};
-pub use segment::Segment;
+pub use segment::{Segment, SegmentSet};

@@ -126,10 +126,11 @@ pub fn candidates<'m>(
 ) -> Vec<Candidate<'m>> {
     let needles: Vec<&[u8]> = query.terms.iter().map(|t| t.as_bytes()).collect();
     let lanes = Lanes::of(query);
-    let segments = catalog.segments();
-    let probes: Vec<_> = segments
+    let set = catalog.segments();
+    let probes: Vec<_> = set
         .iter()
-        .map(|s| (s.as_ref(), s.probe(&needles, lanes)))
+        .flat_map(|set| set.segments())
+        .map(|s| s.probe(&needles, lanes))
         .collect();
     let mut out: Vec<Candidate<'m>> = manifest
         .sessions
@@ -141,9 +142,10 @@ pub fn candidates<'m>(
             _ => true,
         })
         .filter_map(|(k, e)| {
-            let covered = probes
-                .iter()
-                .find_map(|(s, p)| s.ordinal(&e.generation_file).map(|o| (p, o)));
+            let covered = set
+                .as_ref()
+                .and_then(|set| set.locate(&e.generation_file))
+                .and_then(|(i, o)| Some((probes.get(i)?, o)));
             if covered.is_some_and(|(p, o)| !p.contains(o)) {
                 return None;
             }

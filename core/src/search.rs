@@ -21,7 +21,7 @@ use crate::plan::{candidates, snapshot, Candidate, Lanes};
 use crate::prepared::PreparedShard;
 use crate::query::{Query, QueryError, Request};
 use crate::response::{PartialReason, Response};
-use crate::segment::Segment;
+use crate::segment::SegmentSet;
 use std::sync::Arc;
 
 pub use crate::matching::HITS_PER_SESSION;
@@ -80,8 +80,8 @@ pub trait Catalog {
     /// The index segments the catalog holds. A session whose generation a
     /// segment covers is a candidate only if that segment says it may match;
     /// any other session falls back to its filters and a scan.
-    fn segments(&self) -> Vec<Arc<Segment>> {
-        Vec::new()
+    fn segments(&self) -> Option<Arc<SegmentSet>> {
+        None
     }
 }
 

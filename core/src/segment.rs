@@ -20,6 +20,7 @@ use crate::plan::Lanes;
 use crate::prepared::{Lane, PreparedShard};
 use roaring::RoaringBitmap;
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
 
 /// First bytes of a segment.
 const MAGIC: &[u8; 8] = b"RCSEG\x00\x00\x01";
@@ -384,6 +385,39 @@ impl Segment {
             out.terms.push((!postings.is_empty()).then_some(postings));
         }
         out
+    }
+}
+
+/// The segments a catalog holds, with one table from generation name to
+/// (segment, ordinal) over all of them, so planning costs one lookup per
+/// session whatever the number of segments.
+#[derive(Debug, Default)]
+pub struct SegmentSet {
+    segments: Vec<Arc<Segment>>,
+    by_name: HashMap<String, (usize, u32)>,
+}
+
+impl SegmentSet {
+    /// A set over `segments`; a generation two segments list is answered by
+    /// the first.
+    pub fn new(segments: Vec<Arc<Segment>>) -> SegmentSet {
+        let mut by_name = HashMap::new();
+        for (i, s) in segments.iter().enumerate() {
+            for (o, n) in s.names().iter().enumerate() {
+                by_name.entry(n.clone()).or_insert((i, o as u32));
+            }
+        }
+        SegmentSet { segments, by_name }
+    }
+
+    /// The segments, in order.
+    pub fn segments(&self) -> &[Arc<Segment>] {
+        &self.segments
+    }
+
+    /// Which segment covers a generation, and its ordinal there.
+    pub fn locate(&self, generation: &str) -> Option<(usize, u32)> {
+        self.by_name.get(generation).copied()
     }
 }
 

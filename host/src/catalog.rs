@@ -7,7 +7,7 @@ use recall_core::model::{Manifest, ManifestEntry};
 use recall_core::naming::generation_file_name;
 use recall_core::query::{Query, QueryError};
 use recall_core::search::{Budgets, Catalog, LoadedShard, SearchEnv};
-use recall_core::{CatalogError, LoadError, Response, Segment, ShardGrams};
+use recall_core::{CatalogError, LoadError, Response, SegmentSet, ShardGrams};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -65,8 +65,8 @@ impl Catalog for StoreCatalog {
         self.store.snapshot(store_id, revision)
     }
 
-    fn segments(&self) -> Vec<Arc<Segment>> {
-        self.store.live_segments()
+    fn segments(&self) -> Option<Arc<SegmentSet>> {
+        self.store.live_segment_set()
     }
 
     fn grams(&self, _key: &str, entry: &ManifestEntry) -> Option<Arc<ShardGrams>> {
@@ -101,19 +101,6 @@ impl Catalog for StoreCatalog {
                 },
             })
         })?;
-        let stale = || {
-            self.store
-                .grams_bytes(name)
-                .and_then(|b| ShardGrams::from_bytes(&b))
-                .is_none()
-        };
-        if l.fresh_bytes > 0 && stale() {
-            // A store written before filters existed (or in an older
-            // format), or a lost sidecar: write it (a pure function of the
-            // generation), so later searches can skip or order this shard
-            // unread.
-            let _ = self.store.write_grams(name, &l.shard.grams.to_bytes());
-        }
         Ok(LoadedShard {
             shard: l.shard,
             fresh_bytes: l.fresh_bytes,

@@ -18,7 +18,7 @@ use super::fsutil::{age_ms, random_hex, wall_ms, write_atomic};
 use super::generations::{self, TMP_PREFIX};
 use super::{Store, StoreError};
 use recall_core::naming::hash16;
-use recall_core::segment::{Builder, Segment};
+use recall_core::segment::{Builder, Segment, SegmentSet};
 use recall_core::PreparedShard;
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
@@ -81,6 +81,8 @@ pub struct SegmentReport {
 pub struct SegmentCache {
     open: HashMap<String, Arc<Segment>>,
     bad: HashSet<String>,
+    /// The set last built, and the names it was built from.
+    set: Option<(Vec<String>, Arc<SegmentSet>)>,
 }
 
 /// The name of segment bytes.
@@ -166,6 +168,10 @@ impl Store {
     /// cannot be opened is skipped (its sessions are scanned) and left for
     /// the indexer to replace.
     pub fn live_segments(&self) -> Vec<Arc<Segment>> {
+        self.live_named().into_iter().map(|(_, s)| s).collect()
+    }
+
+    fn live_named(&self) -> Vec<(String, Arc<Segment>)> {
         let Ok(list) = self.segment_list() else {
             return Vec::new();
         };
@@ -174,7 +180,7 @@ impl Store {
         let mut out = Vec::with_capacity(list.segments.len());
         for s in &list.segments {
             if let Some(seg) = cache.open.get(&s.name) {
-                out.push(seg.clone());
+                out.push((s.name.clone(), seg.clone()));
                 continue;
             }
             if cache.bad.contains(&s.name) {
@@ -184,7 +190,7 @@ impl Store {
                 Ok(seg) => {
                     let seg = Arc::new(seg);
                     cache.open.insert(s.name.clone(), seg.clone());
-                    out.push(seg);
+                    out.push((s.name.clone(), seg));
                 }
                 Err(_) => {
                     cache.bad.insert(s.name.clone());
@@ -206,6 +212,26 @@ impl Store {
         cache.open.insert(name.to_string(), seg.clone());
         cache.bad.remove(name);
         Ok(seg)
+    }
+
+    /// [`Store::live_segments`] with one lookup table over them (rebuilt
+    /// only when the set of segments that open changes); `None` when there
+    /// is none.
+    pub fn live_segment_set(&self) -> Option<Arc<SegmentSet>> {
+        let live = self.live_named();
+        if live.is_empty() {
+            return None;
+        }
+        let (names, segs): (Vec<String>, Vec<Arc<Segment>>) = live.into_iter().unzip();
+        let mut cache = self.segment_cache.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((n, set)) = &cache.set {
+            if *n == names {
+                return Some(set.clone());
+            }
+        }
+        let set = Arc::new(SegmentSet::new(segs));
+        cache.set = Some((names, set.clone()));
+        Some(set)
     }
 
     /// Indexer only: indexes the current manifest's generations no live
@@ -340,6 +366,15 @@ impl Store {
             let Ok(shard) = PreparedShard::from_bytes(&bytes) else {
                 continue;
             };
+            // The indexer, not a reader, repairs a lost or outdated filter
+            // sidecar (a pure function of the shard).
+            if generations::read_grams(self.generations_dir(), g)
+                .and_then(|b| recall_core::ShardGrams::from_bytes(&b))
+                .is_none()
+            {
+                let _ =
+                    generations::write_grams(self.generations_dir(), g, &shard.grams.to_bytes());
+            }
             b.add(g, &shard);
             source_bytes += sizes.get(g.as_str()).copied().unwrap_or(bytes.len() as u64);
         }
