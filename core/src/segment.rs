@@ -79,6 +79,12 @@ pub fn build(shards: &[(&str, &PreparedShard)]) -> Vec<u8> {
     b.finish()
 }
 
+/// A gram's postings while building: shard ordinals and occurrence bytes.
+type Postings = (Vec<u32>, Vec<u8>);
+
+/// A term's intersected postings with their occurrence bytes.
+type TermPostings<'s> = Vec<(RoaringBitmap, &'s [u8])>;
+
 /// Builds a segment one shard at a time, so a host never holds more than one
 /// prepared shard besides the postings.
 #[derive(Debug, Default)]
@@ -86,7 +92,7 @@ pub struct Builder {
     names: Vec<String>,
     seen: HashSet<String>,
     /// Per lane: gram → (ordinals, occurrence bytes).
-    lanes: [BTreeMap<u32, (Vec<u32>, Vec<u8>)>; 2],
+    lanes: [BTreeMap<u32, Postings>; 2],
 }
 
 impl Builder {
@@ -428,7 +434,7 @@ struct LaneProbe<'s> {
     candidates: Option<RoaringBitmap>,
     /// Per term: its intersected postings with their occurrence bytes
     /// (`None` = the term is shorter than a gram, or unbounded).
-    terms: Vec<Option<Vec<(RoaringBitmap, &'s [u8])>>>,
+    terms: Vec<Option<TermPostings<'s>>>,
 }
 
 impl LaneProbe<'_> {

@@ -120,10 +120,10 @@ fn a_live_append_writes_a_small_segment_and_small_ones_merge() {
     let big = first.segments[0].clone();
     assert_eq!(big.generations, 8);
     let mut most = 0;
-    for round in 0..MERGE_FACTOR {
+    for (round, path) in paths.iter().enumerate().take(MERGE_FACTOR) {
         // Each round appends to another session.
         let n = round + 1;
-        append(&paths[round], n, 4, &format!("freshword{round}"));
+        append(path, n, 4, &format!("freshword{round}"));
         run_ok(&home, &["index"], 0);
         let store = open(&home);
         assert_covered(&store);
