@@ -8,6 +8,7 @@ mod bar;
 mod bench;
 mod clear;
 mod context;
+mod daemon;
 mod demo;
 mod export;
 mod index;

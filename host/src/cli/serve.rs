@@ -109,6 +109,8 @@ pub fn serve(store: Arc<Store>, opts: IndexOptions, a: &ServeArgs) -> anyhow::Re
             format!(", sweeping every {} s", a.sweep_interval.max(1))
         }
     );
+    // `recall search` on this store answers through this daemon.
+    let _advert = super::daemon::advertise(store.dir(), server.addr(), a.token.is_some());
     server.wait();
     Ok(Found::Yes)
 }
