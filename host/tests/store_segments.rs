@@ -145,11 +145,13 @@ fn a_live_append_writes_a_small_segment_and_small_ones_merge() {
     }
     assert_eq!(most, MERGE_FACTOR, "small segments accumulate up to a tier");
     let store = open(&home);
+    let list = store.segment_list().unwrap();
     assert_eq!(
-        store.segment_list().unwrap().segments.len(),
-        1,
-        "a full tier was merged into one segment"
+        list.segments.len(),
+        2,
+        "the full tier was merged into one segment, beside the newest: {list:?}"
     );
+    assert_eq!(list.segments.iter().map(|s| s.generations).sum::<u64>(), 8);
     // Unlisted segments go once past the grace period.
     let store = open(&home);
     let listed: HashSet<String> = store

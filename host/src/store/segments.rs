@@ -8,7 +8,8 @@
 //! it can never answer for bytes it did not see. The indexer keeps segments
 //! in step after each sweep that wrote ([`Store::maintain_segments`]): the
 //! generations no live segment covers get a new small segment, and small
-//! segments are merged under a tiered policy; the list is replaced by
+//! segments are merged under a tiered policy (at most one merge of
+//! [`MERGE_FACTOR`] segments of one size tier per pass); the list is replaced by
 //! atomic rename under the writer lock. A segment that cannot be opened
 //! (torn, altered) is never trusted: readers skip it and the next
 //! maintenance drops it from the list, so its generations are indexed again.
@@ -283,43 +284,63 @@ impl Store {
             .filter(|g| !covered.contains(g))
             .collect();
         uncovered.sort_unstable();
-        // Merge candidates: mostly-dead segments, then full tiers of small ones.
-        let mut merge: Vec<usize> = Vec::new();
-        for (i, (s, live)) in kept.iter().enumerate() {
-            if (live.len() as u64) * 2 < s.generations {
-                merge.push(i);
-            }
-        }
-        let mut tiers: HashMap<u32, Vec<usize>> = HashMap::new();
+        // Rebuilt alone: segments whose generations are mostly gone.
+        let dead: Vec<usize> = (0..kept.len())
+            .filter(|&i| (kept[i].1.len() as u64) * 2 < kept[i].0.generations)
+            .collect();
+        // Merged into one: the MERGE_FACTOR smallest segments of the lowest
+        // tier that has that many, when the result stays under
+        // MAX_MERGED_BYTES (at most one merge per pass, so a pass's work stays
+        // bounded and a merge moves its output up a tier).
+        let mut tiers: std::collections::BTreeMap<u32, Vec<usize>> = Default::default();
         for (i, (s, _)) in kept.iter().enumerate() {
-            if s.source_bytes < MAX_MERGED_BYTES && !merge.contains(&i) {
+            if s.source_bytes < MAX_MERGED_BYTES && !dead.contains(&i) {
                 tiers.entry(tier(s.source_bytes)).or_default().push(i);
             }
         }
-        for (_, members) in tiers {
-            if members.len() >= MERGE_FACTOR {
-                merge.extend(members);
+        let mut merge: Vec<usize> = Vec::new();
+        for members in tiers.values_mut() {
+            if members.len() < MERGE_FACTOR {
+                continue;
+            }
+            members.sort_by_key(|&i| kept[i].0.source_bytes);
+            members.truncate(MERGE_FACTOR);
+            let total: u64 = members.iter().map(|&i| kept[i].0.source_bytes).sum();
+            if total <= MAX_MERGED_BYTES {
+                merge = members.clone();
+                break;
             }
         }
-        if uncovered.is_empty() && merge.is_empty() && report.dropped == 0 && report.merged == 0 {
+        if uncovered.is_empty()
+            && merge.is_empty()
+            && dead.is_empty()
+            && report.dropped == 0
+            && report.merged == 0
+        {
             return Ok(report);
         }
         let mut next: Vec<SegmentRef> = Vec::new();
+        let mut groups: Vec<Vec<String>> = Vec::new();
         let mut merged_gens: Vec<String> = Vec::new();
         for (i, (s, live)) in kept.into_iter().enumerate() {
-            if merge.contains(&i) {
+            if dead.contains(&i) {
+                report.merged += 1;
+                groups.push(live);
+            } else if merge.contains(&i) {
                 report.merged += 1;
                 merged_gens.extend(live);
             } else {
                 next.push(s);
             }
         }
-        // Merged segments are rebuilt from their live generations: one
-        // segment of them all (bounded like any build).
-        let mut todo: Vec<String> = merged_gens;
-        todo.extend(uncovered.iter().map(|g| g.to_string()));
-        for chunk in chunks(&todo, &sizes) {
-            if let Some(r) = self.build_segment(&sdir, chunk, &sizes)? {
+        if !merged_gens.is_empty() {
+            groups.push(merged_gens);
+        }
+        // New generations: segments of at most CHUNK_BYTES of source.
+        let fresh: Vec<String> = uncovered.iter().map(|g| g.to_string()).collect();
+        groups.extend(chunks(&fresh, &sizes).into_iter().map(<[String]>::to_vec));
+        for g in &groups {
+            if let Some(r) = self.build_segment(&sdir, g, &sizes)? {
                 report.written += 1;
                 report.bytes_written += r.1;
                 next.push(r.0);
