@@ -26,8 +26,10 @@ use std::sync::Arc;
 const MAGIC: &[u8; 8] = b"RCSEG\x00\x00\x01";
 /// Magic + CRC-32 + reserved.
 const HEADER: usize = 16;
-/// Grams of a term whose postings are intersected (the smallest ones).
-const GRAMS_PER_TERM: usize = 3;
+/// Grams of a term whose postings are intersected (the smallest ones): a
+/// bitmap names at most one shard per posting, so intersecting more of them
+/// costs little and prunes big shards holding every common trigram.
+const GRAMS_PER_TERM: usize = 8;
 /// A gram: three folded bytes.
 const N: usize = 3;
 
