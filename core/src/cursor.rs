@@ -69,8 +69,12 @@ impl Cursor {
     /// Decodes and checks it belongs to `query`. Undecodable, another
     /// version, or another request ⇒ `invalid_cursor`.
     pub fn decode(s: &str, query: &Query) -> Result<Cursor, QueryError> {
-        let invalid =
-            || QueryError::new("invalid_cursor", "the cursor is not valid for this query");
+        let invalid = || {
+            QueryError::new(
+                crate::error::ErrorCode::InvalidCursor,
+                "the cursor is not valid for this query",
+            )
+        };
         let bytes = URL_SAFE_NO_PAD.decode(s.trim()).map_err(|_| invalid())?;
         let c: Cursor = serde_json::from_slice(&bytes).map_err(|_| invalid())?;
         if c.v != VERSION || c.qh != fingerprint(query) {

@@ -1,15 +1,18 @@
 //! An in-memory index: a manifest plus the generation files it names, handed
-//! in as bytes. The browser binding, the offline report viewer and the parity
+//! in as bytes, and one index segment over them (built on first search after
+//! a change). The browser binding, the offline report viewer and the parity
 //! tests search through it.
 
+use crate::error::{CatalogError, LoadError};
 use crate::model::{Manifest, ManifestEntry};
 use crate::naming::generation_file_name;
 use crate::prepared::PreparedShard;
 use crate::query::{QueryError, Request};
 use crate::response::Response;
-use crate::search::{search, Budgets, Catalog, LoadedShard, SearchEnv};
+use crate::search::{search_request, Budgets, Catalog, LoadedShard, SearchEnv};
+use crate::segment::{self, Segment, SegmentSet};
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// Why bytes were refused.
 #[derive(Debug, thiserror::Error)]
@@ -38,6 +41,10 @@ pub enum IndexError {
 pub struct MemIndex {
     manifest: Arc<Manifest>,
     shards: HashMap<String, Arc<PreparedShard>>,
+    /// A segment over every loaded shard, built when first needed.
+    segment: OnceLock<Option<Arc<SegmentSet>>>,
+    /// Whether searches use the segment (off: filters and scans only).
+    use_index: bool,
 }
 
 impl Default for MemIndex {
@@ -52,6 +59,8 @@ impl MemIndex {
         MemIndex {
             manifest: Arc::new(Manifest::empty(String::new(), 0)),
             shards: HashMap::new(),
+            segment: OnceLock::new(),
+            use_index: true,
         }
     }
 
@@ -85,7 +94,32 @@ impl MemIndex {
             source,
         })?;
         self.shards.insert(name.to_string(), Arc::new(shard));
+        self.segment = OnceLock::new();
         Ok(())
+    }
+
+    /// Turns the index segment off or on (off = every session is filtered
+    /// and scanned as without an index; answers are identical either way).
+    pub fn set_use_index(&mut self, on: bool) {
+        self.use_index = on;
+    }
+
+    /// The segment over every loaded shard (ordinals in name order).
+    pub fn segment(&self) -> Option<Arc<SegmentSet>> {
+        self.segment
+            .get_or_init(|| {
+                let mut names: Vec<&String> = self.shards.keys().collect();
+                names.sort();
+                let shards: Vec<(&str, &PreparedShard)> = names
+                    .iter()
+                    .map(|n| (n.as_str(), self.shards[*n].as_ref()))
+                    .collect();
+                // Bytes just built always open; without a segment every
+                // session is filtered and scanned.
+                let seg = Segment::open(segment::build(&shards)).ok()?;
+                Some(Arc::new(SegmentSet::new(vec![Arc::new(seg)])))
+            })
+            .clone()
     }
 
     /// Whether a generation is loaded.
@@ -118,7 +152,11 @@ impl MemIndex {
             .values()
             .map(|e| e.generation_file.as_str())
             .collect();
+        let before = self.shards.len();
         self.shards.retain(|k, _| live.contains(k.as_str()));
+        if self.shards.len() != before {
+            self.segment = OnceLock::new();
+        }
     }
 
     /// Searches with a frozen clock (so results are deterministic) and the
@@ -140,7 +178,7 @@ impl MemIndex {
             budgets: Budgets::default(),
             building: false,
         };
-        search(request, &env)
+        search_request(request, &env)
     }
 
     /// JSON in, JSON out: a request object → the response body, or the §7
@@ -149,7 +187,11 @@ impl MemIndex {
         let result = Request::from_json(request_json).and_then(|r| self.search(&r));
         match result {
             Ok(resp) => serde_json::to_string(&resp).unwrap_or_else(|e| {
-                QueryError::new("internal", format!("serialization failed: {e}")).to_json()
+                QueryError::new(
+                    crate::error::ErrorCode::Internal,
+                    format!("serialization failed: {e}"),
+                )
+                .to_json()
             }),
             Err(e) => e.to_json(),
         }
@@ -163,34 +205,48 @@ impl MemIndex {
     pub fn session_query_json(&self, name: &str, request_json: &str) -> String {
         match self.shards.get(name) {
             Some(p) => crate::session::query_json(p, name, request_json),
-            None => QueryError::new("session_not_found", "no such generation is loaded").to_json(),
+            None => QueryError::new(crate::ErrorCode::SessionNotFound, "no such generation is loaded").to_json(),
         }
     }
 }
 
 impl Catalog for MemIndex {
-    fn current(&self) -> Arc<Manifest> {
-        self.manifest.clone()
+    fn current(&self) -> Result<Arc<Manifest>, CatalogError> {
+        Ok(self.manifest.clone())
     }
 
     fn snapshot(&self, _store_id: &str, _revision: u64) -> Option<Arc<Manifest>> {
         None
     }
 
-    fn load(&self, _key: &str, entry: &ManifestEntry, _tools: bool) -> Result<LoadedShard, String> {
+    fn load(
+        &self,
+        _key: &str,
+        entry: &ManifestEntry,
+        _tools: bool,
+    ) -> Result<LoadedShard, LoadError> {
         self.shards
             .get(&entry.generation_file)
             .map(|s| LoadedShard {
                 shard: s.clone(),
                 fresh_bytes: 0,
             })
-            .ok_or_else(|| format!("generation {} is not loaded", entry.generation_file))
+            .ok_or_else(|| LoadError::Missing {
+                name: entry.generation_file.clone(),
+            })
     }
 
     fn grams(&self, _key: &str, entry: &ManifestEntry) -> Option<Arc<crate::ShardGrams>> {
         self.shards
             .get(&entry.generation_file)
             .map(|s| s.grams.clone())
+    }
+
+    fn segments(&self) -> Option<Arc<SegmentSet>> {
+        match self.use_index {
+            true => self.segment(),
+            false => None,
+        }
     }
 }
 

@@ -1,8 +1,9 @@
 //! recall-core: the query core of recall.
 //!
 //! Folding ([`fold`]), matching ([`matcher`]), query parsing ([`query`]),
-//! snippets and highlights ([`snippet`]), ordering, paging and cursors
-//! ([`search`], [`cursor`]) over shards ([`model`]). The crate does no file,
+//! snippets and highlights ([`snippet`]), the search in three steps —
+//! [`plan`], scan with a [`collector`], [`page`] — and cursors ([`cursor`])
+//! over shards ([`model`]). The crate does no file,
 //! network, clock or thread use: the host hands it bytes, the current time
 //! and a clock for the scan deadline, so native and WebAssembly builds give
 //! byte-identical answers.
@@ -10,17 +11,23 @@
 #![deny(missing_docs)]
 
 pub mod active;
+pub mod collector;
 pub mod cursor;
+pub mod error;
 pub mod fold;
 pub mod grams;
 pub mod index;
 pub mod matcher;
+pub mod matching;
 pub mod model;
 pub mod naming;
+pub mod page;
+pub mod plan;
 pub mod prepared;
 pub mod query;
 pub mod response;
 pub mod search;
+pub mod segment;
 pub mod session;
 pub mod snippet;
 pub mod time;
@@ -29,10 +36,12 @@ pub mod time;
 pub mod wasm;
 
 pub use active::derive_active;
+pub use error::{CatalogError, ErrorCode, LoadError};
 pub use grams::ShardGrams;
 pub use index::MemIndex;
 pub use model::{Manifest, ManifestEntry, MessageRecord, Role, SessionMeta, Shard, Source};
 pub use prepared::PreparedShard;
-pub use query::{QueryError, Request};
+pub use query::{Query, QueryError, Request};
 pub use response::Response;
-pub use search::{search, Budgets, Catalog, LoadedShard, SearchEnv};
+pub use search::{search, search_request, Budgets, Catalog, LoadedShard, SearchEnv};
+pub use segment::{Segment, SegmentSet};

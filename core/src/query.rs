@@ -5,6 +5,7 @@
 //! string, the CLI flags and the wasm API give them; [`Request::parse`] turns
 //! them into a normalized [`Query`] or a [`QueryError`].
 
+use crate::error::ErrorCode;
 use crate::fold::fold_str;
 use crate::model::{Role, Source};
 use crate::time::parse_rfc3339_ms;
@@ -24,28 +25,17 @@ pub const MAX_LIMIT: usize = 100;
 #[error("{code}: {message}")]
 pub struct QueryError {
     /// The stable error code (`q_required`, `invalid_param`, …).
-    pub code: &'static str,
+    pub code: ErrorCode,
     /// A human-readable explanation (never contains the query text).
     pub message: String,
 }
 
 impl QueryError {
     /// Builds an error.
-    pub fn new(code: &'static str, message: impl Into<String>) -> QueryError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> QueryError {
         QueryError {
             code,
             message: message.into(),
-        }
-    }
-
-    /// The HTTP status for this code.
-    pub fn status(&self) -> u16 {
-        match self.code {
-            "cursor_expired" => 410,
-            "session_not_found" | "record_not_found" => 404,
-            "busy" => 429,
-            "store_unavailable" => 500,
-            _ => 400,
         }
     }
 
@@ -55,7 +45,7 @@ impl QueryError {
     }
 
     fn invalid(message: impl Into<String>) -> QueryError {
-        QueryError::new("invalid_param", message)
+        QueryError::new(ErrorCode::InvalidParam, message)
     }
 }
 
@@ -151,17 +141,20 @@ impl Request {
         let q = self.q.as_deref().unwrap_or("");
         if q.len() > MAX_QUERY_BYTES {
             return Err(QueryError::new(
-                "query_too_long",
+                ErrorCode::QueryTooLong,
                 format!("q is longer than {MAX_QUERY_BYTES} bytes"),
             ));
         }
         let terms = parse_terms(q);
         if terms.is_empty() {
-            return Err(QueryError::new("q_required", "q has no searchable term"));
+            return Err(QueryError::new(
+                ErrorCode::QRequired,
+                "q has no searchable term",
+            ));
         }
         if terms.len() > MAX_TERMS {
             return Err(QueryError::new(
-                "too_many_terms",
+                ErrorCode::TooManyTerms,
                 format!("q has more than {MAX_TERMS} distinct terms"),
             ));
         }
@@ -462,8 +455,8 @@ mod tests {
             sources("deepseek-harness,dsh,DeepSeek Harness"),
             Ok(vec![Source::Dsh])
         );
-        assert_eq!(sources("claude  code"), Err("invalid_param"));
-        assert_eq!(sources("deepseek"), Err("invalid_param"));
+        assert_eq!(sources("claude  code"), Err(ErrorCode::InvalidParam));
+        assert_eq!(sources("deepseek"), Err(ErrorCode::InvalidParam));
     }
 
     #[test]

@@ -12,7 +12,7 @@ pub struct Response {
     pub ok: bool,
     /// `ready`, `building` or `partial`.
     pub state: State,
-    /// `timeout` or `budget` when `state` is `partial`.
+    /// `timeout`, `budget` or `unreadable` when `state` is `partial`.
     pub partial_reason: Option<PartialReason>,
     /// The manifest revision searched.
     pub revision: u64,
@@ -46,6 +46,9 @@ pub enum PartialReason {
     Timeout,
     /// The per-query load budget was spent; the cursor continues.
     Budget,
+    /// Some session's shard could not be read (missing, truncated or
+    /// overwritten): it is left out until the indexer re-extracts it.
+    Unreadable,
 }
 
 /// One session's hits.

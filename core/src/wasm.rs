@@ -135,8 +135,12 @@ impl Index {
 /// [`Request::from_json`] (safe integers arrive as integers, so `limit: 5`
 /// means `"5"`).
 fn request_from_js(request: JsValue) -> Result<Request, QueryError> {
-    let value: serde_json::Value = serde_wasm_bindgen::from_value(request)
-        .map_err(|e| QueryError::new("invalid_param", format!("request is not an object: {e}")))?;
+    let value: serde_json::Value = serde_wasm_bindgen::from_value(request).map_err(|e| {
+        QueryError::new(
+            crate::error::ErrorCode::InvalidParam,
+            format!("request is not an object: {e}"),
+        )
+    })?;
     Request::from_json(&value.to_string())
 }
 
@@ -274,7 +278,11 @@ pub unsafe extern "C" fn recall_search(handle: u32, ptr: *const u8, len: usize) 
     let data = unsafe { bytes(ptr, len) };
     let out = with_index(handle, |ix| match std::str::from_utf8(data) {
         Ok(json) => ix.search_json(json),
-        Err(_) => QueryError::new("invalid_param", "request is not UTF-8").to_json(),
+        Err(_) => QueryError::new(
+            crate::error::ErrorCode::InvalidParam,
+            "request is not UTF-8",
+        )
+        .to_json(),
     });
     match out {
         None => 0,
@@ -305,7 +313,7 @@ pub unsafe extern "C" fn recall_session_query(
     let out = with_index(handle, |ix| {
         match (std::str::from_utf8(name), std::str::from_utf8(data)) {
             (Ok(name), Ok(json)) => ix.session_query_json(name, json),
-            _ => QueryError::new("invalid_param", "request is not UTF-8").to_json(),
+            _ => QueryError::new(crate::ErrorCode::InvalidParam, "request is not UTF-8").to_json(),
         }
     });
     match out {

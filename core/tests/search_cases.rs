@@ -3,8 +3,8 @@
 
 use recall_core::model::*;
 use recall_core::response::{PartialReason, State};
-use recall_core::search::{search, Budgets, Catalog, LoadedShard, SearchEnv};
-use recall_core::{MemIndex, Request};
+use recall_core::search::{search_request, Budgets, Catalog, LoadedShard, SearchEnv};
+use recall_core::{CatalogError, ErrorCode, LoadError, MemIndex, Request};
 use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -136,7 +136,7 @@ fn cursor_survives_limit_change_and_expires_on_publish() {
             ("cursor", cursor.as_str()),
         ]))
         .unwrap_err();
-    assert_eq!((err.code, err.status()), ("invalid_cursor", 400));
+    assert_eq!(err.code, ErrorCode::InvalidCursor);
     // Garbage: invalid.
     let err = index
         .search(&Request::from_pairs([("q", "the"), ("cursor", "!!")]))
@@ -150,7 +150,7 @@ fn cursor_survives_limit_change_and_expires_on_publish() {
             ("cursor", cursor.as_str()),
         ]))
         .unwrap_err();
-    assert_eq!((err.code, err.status()), ("cursor_expired", 410));
+    assert_eq!(err.code, ErrorCode::CursorExpired);
 }
 
 /// A catalog that keeps an old snapshot, as the host does for 10 minutes.
@@ -160,14 +160,19 @@ struct Snapshots {
 }
 
 impl Catalog for Snapshots {
-    fn current(&self) -> Arc<Manifest> {
+    fn current(&self) -> Result<Arc<Manifest>, CatalogError> {
         self.new.current()
     }
     fn snapshot(&self, store_id: &str, revision: u64) -> Option<Arc<Manifest>> {
-        let m = self.old.current();
+        let m = self.old.current().ok()?;
         (m.store_id == store_id && m.revision == revision).then_some(m)
     }
-    fn load(&self, key: &str, entry: &ManifestEntry, tools: bool) -> Result<LoadedShard, String> {
+    fn load(
+        &self,
+        key: &str,
+        entry: &ManifestEntry,
+        tools: bool,
+    ) -> Result<LoadedShard, LoadError> {
         self.new
             .load(key, entry, tools)
             .or_else(|_| self.old.load(key, entry, tools))
@@ -192,7 +197,7 @@ fn cursor_pages_a_retained_snapshot() {
         .search(&Request::from_pairs([("q", "the"), ("limit", "1")]))
         .unwrap();
     let c = first.cursor.unwrap();
-    let page = search(
+    let page = search_request(
         &Request::from_pairs([("q", "the"), ("limit", "1"), ("cursor", c.as_str())]),
         &env,
     )
@@ -214,7 +219,7 @@ fn timeout_gives_partial_without_cursor() {
         budgets: Budgets::default(),
         building: false,
     };
-    let resp = search(
+    let resp = search_request(
         &Request::from_pairs([("q", "the"), ("sort", "relevance")]),
         &env,
     )
@@ -229,13 +234,18 @@ fn timeout_gives_partial_without_cursor() {
 struct Cold<'a>(&'a MemIndex, u64);
 
 impl Catalog for Cold<'_> {
-    fn current(&self) -> Arc<Manifest> {
+    fn current(&self) -> Result<Arc<Manifest>, CatalogError> {
         self.0.current()
     }
     fn snapshot(&self, _: &str, _: u64) -> Option<Arc<Manifest>> {
         None
     }
-    fn load(&self, key: &str, entry: &ManifestEntry, tools: bool) -> Result<LoadedShard, String> {
+    fn load(
+        &self,
+        key: &str,
+        entry: &ManifestEntry,
+        tools: bool,
+    ) -> Result<LoadedShard, LoadError> {
         let mut l = self.0.load(key, entry, tools)?;
         l.fresh_bytes = self.1;
         Ok(l)
@@ -260,7 +270,7 @@ fn load_budget_gives_partial_with_a_cursor_that_continues() {
     let mut seen = Vec::new();
     let mut r = Request::from_pairs([("q", "the"), ("limit", "100")]);
     for _ in 0..20 {
-        let resp = search(&r, &env).unwrap();
+        let resp = search_request(&r, &env).unwrap();
         seen.extend(resp.sessions.iter().map(|s| s.session_key.clone()));
         match (resp.partial_reason, resp.cursor) {
             (Some(PartialReason::Budget), Some(c)) => r.cursor = Some(c),
@@ -332,6 +342,96 @@ fn building_state_is_reported() {
         budgets: Budgets::default(),
         building: true,
     };
-    let resp = search(&Request::new("the"), &env).unwrap();
+    let resp = search_request(&Request::new("the"), &env).unwrap();
     assert_eq!(resp.state, State::Building);
+}
+
+/// A catalog whose shard of one session cannot be read.
+struct Damaged<'a>(&'a MemIndex, String);
+
+impl Catalog for Damaged<'_> {
+    fn current(&self) -> Result<Arc<Manifest>, CatalogError> {
+        self.0.current()
+    }
+    fn snapshot(&self, _: &str, _: u64) -> Option<Arc<Manifest>> {
+        None
+    }
+    fn load(
+        &self,
+        key: &str,
+        entry: &ManifestEntry,
+        tools: bool,
+    ) -> Result<LoadedShard, LoadError> {
+        if key == self.1 {
+            return Err(LoadError::Damaged {
+                name: entry.generation_file.clone(),
+                reason: "truncated".into(),
+            });
+        }
+        self.0.load(key, entry, tools)
+    }
+}
+
+#[test]
+fn an_unreadable_shard_makes_the_answer_partial_not_silently_smaller() {
+    let index = load_fixture("small", 7);
+    let r = Request::from_pairs([("q", "the"), ("limit", "100")]);
+    let all = index.search(&r).unwrap();
+    assert_eq!(all.partial_reason, None);
+    let lost = all.sessions[0].session_key.clone();
+    let damaged = Damaged(&index, lost.clone());
+    let clock = || 0;
+    let env = SearchEnv {
+        catalog: &damaged,
+        clock: &clock,
+        budgets: Budgets::default(),
+        building: false,
+    };
+    let resp = search_request(&r, &env).unwrap();
+    assert_eq!(resp.state, State::Partial);
+    assert_eq!(resp.partial_reason, Some(PartialReason::Unreadable));
+    let keys: Vec<&str> = resp
+        .sessions
+        .iter()
+        .map(|s| s.session_key.as_str())
+        .collect();
+    let want: Vec<&str> = all
+        .sessions
+        .iter()
+        .map(|s| s.session_key.as_str())
+        .filter(|k| *k != lost)
+        .collect();
+    assert_eq!(keys, want, "every readable session is still found");
+    let json = serde_json::to_string(&resp).unwrap();
+    assert!(json.contains(r#""partial_reason":"unreadable""#));
+}
+
+/// A catalog whose manifest cannot be read.
+struct NoManifest;
+
+impl Catalog for NoManifest {
+    fn current(&self) -> Result<Arc<Manifest>, CatalogError> {
+        Err(CatalogError("manifest.json: permission denied".into()))
+    }
+    fn snapshot(&self, _: &str, _: u64) -> Option<Arc<Manifest>> {
+        None
+    }
+    fn load(&self, _: &str, e: &ManifestEntry, _: bool) -> Result<LoadedShard, LoadError> {
+        Err(LoadError::Missing {
+            name: e.generation_file.clone(),
+        })
+    }
+}
+
+#[test]
+fn an_unreadable_catalog_is_an_error_not_an_empty_answer() {
+    let clock = || 0;
+    let env = SearchEnv {
+        catalog: &NoManifest,
+        clock: &clock,
+        budgets: Budgets::default(),
+        building: false,
+    };
+    let err = search_request(&Request::new("the"), &env).unwrap_err();
+    assert_eq!(err.code, ErrorCode::StoreUnavailable);
 }

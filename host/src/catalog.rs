@@ -1,12 +1,13 @@
 //! `recall_core::Catalog` over the on-disk store and the shared arena, and
 //! the host's search entry point.
 
-use crate::arena::Arena;
-use crate::store::Store;
+use crate::arena::{Arena, ArenaError};
+use crate::store::{Store, StoreError};
 use recall_core::model::{Manifest, ManifestEntry};
-use recall_core::query::{QueryError, Request};
+use recall_core::naming::generation_file_name;
+use recall_core::query::{Query, QueryError};
 use recall_core::search::{Budgets, Catalog, LoadedShard, SearchEnv};
-use recall_core::{Response, ShardGrams};
+use recall_core::{CatalogError, LoadError, Response, SegmentSet, ShardGrams};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -37,7 +38,7 @@ impl StoreCatalog {
     /// backfill has not finished (`state: "building"`).
     pub fn search(
         &self,
-        request: &Request,
+        query: &Query,
         building: bool,
         budgets: Budgets,
     ) -> Result<Response, QueryError> {
@@ -49,19 +50,23 @@ impl StoreCatalog {
             budgets,
             building,
         };
-        recall_core::search(request, &env)
+        recall_core::search(query, &env)
     }
 }
 
 impl Catalog for StoreCatalog {
-    fn current(&self) -> Arc<Manifest> {
+    fn current(&self) -> Result<Arc<Manifest>, CatalogError> {
         self.store
             .current()
-            .unwrap_or_else(|_| Arc::new(Manifest::empty(String::new(), 0)))
+            .map_err(|e| CatalogError(e.to_string()))
     }
 
     fn snapshot(&self, store_id: &str, revision: u64) -> Option<Arc<Manifest>> {
         self.store.snapshot(store_id, revision)
+    }
+
+    fn segments(&self) -> Option<Arc<SegmentSet>> {
+        self.store.live_segment_set()
     }
 
     fn grams(&self, _key: &str, entry: &ManifestEntry) -> Option<Arc<ShardGrams>> {
@@ -69,31 +74,60 @@ impl Catalog for StoreCatalog {
         self.arena.grams(name, || self.store.grams_bytes(name))
     }
 
-    fn load(&self, _key: &str, entry: &ManifestEntry, tools: bool) -> Result<LoadedShard, String> {
+    fn load(
+        &self,
+        _key: &str,
+        entry: &ManifestEntry,
+        tools: bool,
+    ) -> Result<LoadedShard, LoadError> {
         let name = &entry.generation_file;
-        self.arena
-            .get_or_load(name, tools, || {
-                self.store.generation_bytes(name).map_err(|e| e.to_string())
+        let mut why = None;
+        let loaded = self.arena.get_or_load(name, tools, || {
+            read_verified(&self.store, name).map_err(|e| {
+                let message = e.to_string();
+                why = Some(e);
+                message
             })
-            .map(|l| {
-                let stale = || {
-                    self.store
-                        .grams_bytes(name)
-                        .and_then(|b| ShardGrams::from_bytes(&b))
-                        .is_none()
-                };
-                if l.fresh_bytes > 0 && stale() {
-                    // A store written before filters existed (or in an older
-                    // format), or a lost sidecar: write it (a pure function
-                    // of the generation), so later searches can skip or
-                    // order this shard unread.
-                    let _ = self.store.write_grams(name, &l.shard.grams.to_bytes());
-                }
-                LoadedShard {
-                    shard: l.shard,
-                    fresh_bytes: l.fresh_bytes,
-                }
+        });
+        let l = loaded.map_err(|e| {
+            why.take().unwrap_or_else(|| match e {
+                ArenaError::Parse { name, source } => LoadError::Damaged {
+                    name,
+                    reason: source.to_string(),
+                },
+                ArenaError::Read { name, message } => LoadError::Io {
+                    name,
+                    reason: message,
+                },
             })
-            .map_err(|e| e.to_string())
+        })?;
+        Ok(LoadedShard {
+            shard: l.shard,
+            fresh_bytes: l.fresh_bytes,
+        })
     }
+}
+
+/// A generation's bytes, refused unless they hash to its name: a file that
+/// was truncated or overwritten (even by another valid shard) is never
+/// searched as if it were the session's.
+pub(crate) fn read_verified(store: &Store, name: &str) -> Result<Vec<u8>, LoadError> {
+    let bytes = store.generation_bytes(name).map_err(|e| match e {
+        StoreError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+            LoadError::Missing {
+                name: name.to_string(),
+            }
+        }
+        e => LoadError::Io {
+            name: name.to_string(),
+            reason: e.to_string(),
+        },
+    })?;
+    if generation_file_name(&bytes) != name {
+        return Err(LoadError::Damaged {
+            name: name.to_string(),
+            reason: "its bytes do not hash to its name".to_string(),
+        });
+    }
+    Ok(bytes)
 }

@@ -7,7 +7,7 @@ mod http_support;
 
 use http_support::{get, mem_backend, request, serve, TempDir};
 use recall_core::model::Manifest;
-use recall_core::{Catalog, LoadedShard, ManifestEntry};
+use recall_core::{Catalog, CatalogError, LoadError, LoadedShard, ManifestEntry};
 use recall_host::http::mem::Gate;
 use recall_host::http::{Backend, BackendError, IndexStatus, Security, ServeError, ServeOptions};
 use std::io::Write;
@@ -222,14 +222,16 @@ fn building_until_backfilled() {
 struct Broken;
 
 impl Catalog for Broken {
-    fn current(&self) -> Arc<Manifest> {
-        Arc::new(Manifest::empty(String::new(), 0))
+    fn current(&self) -> Result<Arc<Manifest>, CatalogError> {
+        Err(CatalogError("the manifest cannot be read".into()))
     }
     fn snapshot(&self, _: &str, _: u64) -> Option<Arc<Manifest>> {
         None
     }
-    fn load(&self, _: &str, _: &ManifestEntry, _: bool) -> Result<LoadedShard, String> {
-        Err("unreadable".into())
+    fn load(&self, _: &str, e: &ManifestEntry, _: bool) -> Result<LoadedShard, LoadError> {
+        Err(LoadError::Missing {
+            name: e.generation_file.clone(),
+        })
     }
 }
 

@@ -5,9 +5,12 @@
 //!
 //! The home is rebuilt between rounds in varied ways (store wiped, lines
 //! appended, a file rewritten in place, a file deleted and restored) so the
-//! kills land in backfills as well as in incremental sweeps. A third of the
-//! kills come at a random moment of the run, a third while the writer lock
-//! is held (publishing), a third while a generation temp file exists.
+//! kills land in backfills as well as in incremental sweeps. A quarter of
+//! the kills come at a random moment of the run, a quarter while the writer
+//! lock is held (publishing), a quarter while a generation temp file exists,
+//! a quarter while an index segment is being written (new or merged). No
+//! listed segment is ever torn, and the restoring sweep indexes every
+//! session again.
 
 mod store_support;
 
@@ -104,16 +107,16 @@ fn sigkill_at_random_moments_never_breaks_the_store() {
         // A third of the kills at a random moment of the run, a third while
         // the writer lock is held (publishing), a third while a generation
         // is half written; each with a little random slack.
-        let delay = match rng.below(3) {
+        let delay = match rng.below(4) {
             0 => {
                 std::thread::sleep(Duration::from_micros(rng.below(span)));
                 0
             }
             mode => {
-                let probe = store_dir(&home).join(if mode == 1 {
-                    "writer.lock"
-                } else {
-                    "generations"
+                let probe = store_dir(&home).join(match mode {
+                    1 => "writer.lock",
+                    2 => "generations",
+                    _ => "segments",
                 });
                 let deadline = Instant::now() + base * 3;
                 while Instant::now() < deadline && child.try_wait().ok().flatten().is_none() {
@@ -174,6 +177,11 @@ fn sigkill_at_random_moments_never_breaks_the_store() {
         assert!(
             !store_dir(&home).join("writer.lock").exists(),
             "round {round}: lock left behind"
+        );
+        assert_eq!(
+            uncovered(&home),
+            Vec::<String>::new(),
+            "round {round}: the restoring sweep indexes every session"
         );
     }
     eprintln!(

@@ -1,7 +1,7 @@
-//! Trigram filter sidecars: a store that lacks them (written before filters
-//! existed, or a lost file) gets them back from the first search that loads
-//! the shard (an older format is replaced), and later searches need no
-//! shard to rule a session out.
+//! Trigram filter sidecars and the read path: a search never writes (a lost
+//! or outdated sidecar only means its shard is loaded), the index segments
+//! rule sessions out without any sidecar, and the indexer — not a reader —
+//! writes sidecars back when it indexes their generations again.
 
 mod store_support;
 
@@ -9,20 +9,30 @@ use recall_core::search::Budgets;
 use recall_core::Request;
 use recall_host::arena::Arena;
 use recall_host::catalog::StoreCatalog;
-use recall_host::store::{generations, Store};
+use recall_host::store::{generations, segments, Store};
 use std::fs;
+use std::path::PathBuf;
 use std::sync::Arc;
 use store_support::*;
 
+fn search(store: &Arc<Store>, q: &str) -> (Vec<String>, usize) {
+    let catalog = StoreCatalog::new(store.clone(), Arc::new(Arena::default()));
+    let r = catalog
+        .search(&Request::new(q).parse().unwrap(), false, Budgets::default())
+        .unwrap();
+    let keys = r.sessions.iter().map(|s| s.session_key.clone()).collect();
+    (keys, catalog.arena().stats().shards)
+}
+
 #[test]
-fn missing_filter_sidecars_are_rewritten_by_search() {
+fn searches_never_write_and_the_indexer_restores_sidecars() {
     let home = temp_dir("filters");
     write_session(&home, 1, 3, 200);
     write_session(&home, 2, 3, 200);
     run_ok(&home, &["index"], 0);
     let store = Arc::new(Store::open(&store_dir(&home)).unwrap());
     let m = store.current().unwrap();
-    let sidecars: Vec<_> = m
+    let sidecars: Vec<PathBuf> = m
         .sessions
         .values()
         .map(|e| generations::grams_path(store.generations_dir(), &e.generation_file).unwrap())
@@ -33,44 +43,50 @@ fn missing_filter_sidecars_are_rewritten_by_search() {
         if i == 0 {
             fs::remove_file(p).unwrap();
         } else {
-            // An older sidecar (a SHA-256 prefix, filters of version 1).
-            let body = [1u8, 23, 8, 0, 0, 0];
-            let mut old = recall_core::naming::hash16(&body).into_bytes();
-            old.extend_from_slice(&body);
-            fs::write(p, old).unwrap();
+            // An older sidecar (filters of version 1, no generation binding).
+            fs::write(p, [1u8, 23, 8, 0, 0, 0]).unwrap();
         }
     }
-    let catalog = StoreCatalog::new(store.clone(), Arc::new(Arena::default()));
-    let r = catalog.search(
-        &Request::new("nothing-like-this-anywhere"),
-        false,
-        Budgets::default(),
-    );
-    assert!(r.unwrap().sessions.is_empty());
+    let listing = || -> Vec<(String, u64)> {
+        let mut v: Vec<_> = fs::read_dir(store.generations_dir())
+            .unwrap()
+            .flatten()
+            .map(|e| {
+                let m = e.metadata().unwrap();
+                (e.file_name().to_string_lossy().into_owned(), m.len())
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let before = listing();
+    // The segment rules both sessions out: nothing is loaded, nothing written.
+    let (keys, loaded) = search(&store, "nothing-like-this-anywhere");
+    assert!(keys.is_empty());
+    assert_eq!(loaded, 0, "the segment answered, no shard was loaded");
+    // Without segments and without usable sidecars the shards are loaded,
+    // the answer is the same, and still nothing is written.
+    fs::rename(
+        store_dir(&home).join(segments::LIST),
+        store_dir(&home).join("segments.aside"),
+    )
+    .unwrap();
+    let bare = Arc::new(Store::open(&store_dir(&home)).unwrap());
+    let (keys, loaded) = search(&bare, "nothing-like-this-anywhere");
+    assert!(keys.is_empty());
+    assert_eq!(loaded, 2, "both shards had to be loaded");
+    assert_eq!(search(&bare, "w2x0").0, [session_key(2)]);
+    assert_eq!(listing(), before, "a search wrote nothing");
+    // The next sweep indexes the uncovered generations again and, doing so,
+    // writes their sidecars back.
+    run_ok(&home, &["index"], 0);
     for p in &sidecars {
-        let body = store.grams_bytes(&name_of(p)).expect("search restored it");
+        let name = p.with_extension("json");
+        let name = name.file_name().unwrap().to_string_lossy();
+        let body = store.grams_bytes(&name).expect("the indexer restored it");
         assert!(
             recall_core::ShardGrams::from_bytes(&body).is_some(),
-            "{p:?} is current"
+            "{p:?}"
         );
     }
-    // A fresh process (empty arena) now rules both sessions out from the
-    // sidecars alone: nothing is loaded.
-    let cold = StoreCatalog::new(store.clone(), Arc::new(Arena::default()));
-    let r = cold.search(
-        &Request::new("nothing-like-this-anywhere"),
-        false,
-        Budgets::default(),
-    );
-    assert!(r.unwrap().sessions.is_empty());
-    assert_eq!(cold.arena().stats().shards, 0, "no shard was loaded");
-}
-
-fn name_of(sidecar: &std::path::Path) -> String {
-    sidecar
-        .with_extension("json")
-        .file_name()
-        .unwrap()
-        .to_string_lossy()
-        .into_owned()
 }

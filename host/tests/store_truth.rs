@@ -58,7 +58,7 @@ fn every_truth_record_is_found_through_the_store() {
         r.scope = scope.map(str::to_string);
         r.limit = Some("100".into());
         catalog
-            .search(&r, false, Budgets::default())
+            .search(&r.parse().unwrap(), false, Budgets::default())
             .expect("search")
     };
     let manifest = store.current().unwrap();

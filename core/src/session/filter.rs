@@ -46,7 +46,7 @@ pub struct Filter {
 }
 
 fn invalid(message: impl Into<String>) -> QueryError {
-    QueryError::new("invalid_filter", message)
+    QueryError::new(crate::ErrorCode::InvalidFilter, message)
 }
 
 impl Filter {

@@ -46,7 +46,7 @@ pub fn activity_ms(e: &ManifestEntry) -> Option<i64> {
 }
 
 fn invalid(m: impl Into<String>) -> QueryError {
-    QueryError::new("invalid_param", m)
+    QueryError::new(crate::ErrorCode::InvalidParam, m)
 }
 
 impl SessionListRequest {

@@ -155,7 +155,7 @@ pub fn page_size(limit: Option<u64>) -> usize {
 }
 
 fn not_found(what: impl Into<String>) -> QueryError {
-    QueryError::new("record_not_found", what)
+    QueryError::new(crate::ErrorCode::RecordNotFound, what)
 }
 
 #[cfg(test)]

@@ -54,12 +54,11 @@ impl Address {
                 .trim()
                 .parse::<u64>()
                 .map(Address::Index)
-                .map_err(|_| QueryError::new("invalid_param", "index must be a record index")),
+                .map_err(|_| QueryError::new(crate::ErrorCode::InvalidParam, "index must be a record index")),
             (None, Some(l)) => serde_json::from_str(l)
                 .map(Address::Locator)
-                .map_err(|_| QueryError::new("invalid_param", "locator is not a locator object")),
-            _ => Err(QueryError::new(
-                "invalid_param",
+                .map_err(|_| QueryError::new(crate::ErrorCode::InvalidParam, "locator is not a locator object")),
+            _ => Err(QueryError::new(crate::ErrorCode::InvalidParam,
                 "give exactly one of index and locator",
             )),
         }

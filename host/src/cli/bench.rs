@@ -44,8 +44,9 @@ pub fn run(g: &Globals, a: BenchArgs) -> anyhow::Result<Found> {
     let catalog = StoreCatalog::new(ctx.store.clone(), Arc::new(Arena::new(a.arena_mib << 20)));
     let run_once = |r: &Request| -> anyhow::Result<(f64, usize, bool)> {
         let t = Instant::now();
-        let resp = catalog
-            .search(r, false, Budgets::default())
+        let resp = r
+            .parse()
+            .and_then(|q| catalog.search(&q, false, Budgets::default()))
             .map_err(|e| anyhow::anyhow!("{}: {}", e.code, e.message))?;
         Ok((
             t.elapsed().as_secs_f64() * 1000.0,

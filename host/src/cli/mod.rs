@@ -11,6 +11,7 @@ mod bench;
 mod clear;
 mod completions;
 mod context;
+mod daemon;
 mod demo;
 mod export;
 mod index;

@@ -109,11 +109,15 @@ fn query_hits(catalog: &StoreCatalog, q: &str) -> anyhow::Result<Vec<String>> {
     let mut request = Request::new(q);
     request.limit = Some("100".into());
     loop {
-        let mut page = catalog.search(&request, false, Budgets::default());
+        let mut page = request
+            .parse()
+            .and_then(|q| catalog.search(&q, false, Budgets::default()));
         for _ in 0..RETRIES {
             match &page {
                 Ok(r) if r.state == State::Partial && r.cursor.is_none() => {
-                    page = catalog.search(&request, false, Budgets::default());
+                    page = request
+                        .parse()
+                        .and_then(|q| catalog.search(&q, false, Budgets::default()));
                 }
                 _ => break,
             }

@@ -1,6 +1,10 @@
 //! `recall search <q…>`: every §4 field as a flag, human output grouped per
 //! session (colored on a terminal only), or `--json` = the HTTP body.
 //!
+//! When a `recall serve` of the same store runs, the search goes through it
+//! (its watch keeps it fresh, so nothing is swept here); a partial or failed
+//! answer from it falls back to the local search (`daemon.rs`).
+//!
 //! A CLI process starts with a cold arena and nobody retries for it, so it
 //! searches without §4's scan deadline and load budget: the answer is always
 //! complete (the daemon, whose arena stays warm, keeps the budgets). Only the
@@ -64,6 +68,22 @@ pub struct SearchArgs {
     /// Search the store as it is, without the query-time sweep.
     #[arg(long)]
     pub no_refresh: bool,
+    /// auto (default): through a running `recall serve` of this store when
+    /// there is one; daemon: only through it (error without one); local:
+    /// never through it.
+    #[arg(long, value_enum, default_value_t = Via::Auto, hide = true)]
+    pub via: Via,
+}
+
+/// Where `recall search` answers from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Via {
+    /// A running daemon if any, else this process.
+    Auto,
+    /// A running daemon only.
+    Daemon,
+    /// This process only.
+    Local,
 }
 
 impl SearchArgs {
@@ -89,24 +109,33 @@ impl SearchArgs {
 /// Runs `recall search`.
 pub fn run(g: &Globals, a: SearchArgs) -> anyhow::Result<Found> {
     let request = a.request();
-    // Reject a bad request before touching the index.
-    if let Err(e) = request.parse() {
-        return Err(fail(&a, &e));
-    }
+    // Parsed once, here: a bad request fails before touching the index.
+    let query = request.parse().map_err(|e| fail(&a, &e))?;
     let ctx = Context::new(g)?;
-    if !a.no_refresh {
-        ctx.refresh();
-    }
-    let building = !ctx.indexer.backfilled();
-    let catalog = StoreCatalog::new(ctx.store.clone(), Arc::new(Arena::default()));
-    let budgets = Budgets {
-        scan_ms: u64::MAX,
-        fresh_bytes: u64::MAX,
-        ..Budgets::default()
+    let remote = match a.via {
+        Via::Local => None,
+        _ => super::daemon::find(ctx.store.dir())
+            .and_then(|addr| super::daemon::search(addr, &request)),
     };
-    let response = match catalog.search(&request, building, budgets) {
-        Ok(r) => r,
-        Err(e) => return Err(fail(&a, &e)),
+    let response = match (remote, a.via) {
+        (Some(r), _) => r,
+        (None, Via::Daemon) => anyhow::bail!("no running `recall serve` answered for this store"),
+        (None, _) => {
+            if !a.no_refresh {
+                ctx.refresh();
+            }
+            let building = !ctx.indexer.backfilled();
+            let catalog = StoreCatalog::new(ctx.store.clone(), Arc::new(Arena::default()));
+            let budgets = Budgets {
+                scan_ms: u64::MAX,
+                fresh_bytes: u64::MAX,
+                ..Budgets::default()
+            };
+            match catalog.search(&query, building, budgets) {
+                Ok(r) => r,
+                Err(e) => return Err(fail(&a, &e)),
+            }
+        }
     };
     if response.sessions.is_empty() && ctx.store.current()?.sessions.is_empty() {
         empty_index(&ctx);

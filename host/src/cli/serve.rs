@@ -120,6 +120,8 @@ pub fn serve_home(
             format!(", sweeping every {} s", a.sweep_interval.max(1))
         }
     );
+    // `recall search` on this store answers through this daemon.
+    let _advert = super::daemon::advertise(store.dir(), server.addr(), a.token.is_some());
     server.wait();
     Ok(Found::Yes)
 }

@@ -35,7 +35,9 @@ pub trait Backend: Send + Sync + 'static {
     /// The current manifest; an error when the store cannot be read (500
     /// `store_unavailable`).
     fn manifest(&self) -> Result<Arc<Manifest>, BackendError> {
-        Ok(self.catalog().current())
+        self.catalog()
+            .current()
+            .map_err(|e| BackendError::new(e.to_string()))
     }
 
     /// The exact bytes of the current manifest (served to offline clients).

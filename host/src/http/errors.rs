@@ -7,7 +7,7 @@
 use super::backend::BackendError;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use recall_core::QueryError;
+use recall_core::{ErrorCode, QueryError};
 
 /// An error answered as JSON.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -78,10 +78,25 @@ impl ApiError {
     }
 }
 
+/// The HTTP status of a core error code.
+pub fn status_of(code: ErrorCode) -> StatusCode {
+    match code {
+        ErrorCode::CursorExpired => StatusCode::GONE,
+        ErrorCode::SessionNotFound | ErrorCode::RecordNotFound => StatusCode::NOT_FOUND,
+        ErrorCode::Busy => StatusCode::TOO_MANY_REQUESTS,
+        ErrorCode::StoreUnavailable | ErrorCode::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+        ErrorCode::QRequired
+        | ErrorCode::QueryTooLong
+        | ErrorCode::TooManyTerms
+        | ErrorCode::InvalidParam
+        | ErrorCode::InvalidFilter
+        | ErrorCode::InvalidCursor => StatusCode::BAD_REQUEST,
+    }
+}
+
 impl From<QueryError> for ApiError {
     fn from(e: QueryError) -> ApiError {
-        let status = StatusCode::from_u16(e.status()).unwrap_or(StatusCode::BAD_REQUEST);
-        ApiError::new(status, e.code, e.message)
+        ApiError::new(status_of(e.code), e.code.as_str(), e.message)
     }
 }
 

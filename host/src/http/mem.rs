@@ -6,7 +6,7 @@ use super::backend::{Backend, BackendError, IndexStatus, Phase};
 use crate::extract::Extracted;
 use recall_core::model::{Manifest, ManifestEntry, Shard};
 use recall_core::naming::generation_file_name;
-use recall_core::{Catalog, LoadedShard, PreparedShard};
+use recall_core::{Catalog, CatalogError, LoadError, LoadedShard, PreparedShard};
 use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex, RwLock};
 use std::time::Duration;
@@ -54,7 +54,7 @@ impl MemBackend {
     /// Replaces every session (revision + 1), like a store publish.
     pub fn publish(&self, sessions: Vec<Extracted>) {
         let mut gens = HashMap::new();
-        let old = self.catalog().current();
+        let old = self.current_manifest();
         let mut manifest = Manifest::empty(old.store_id.clone(), old.parser_version);
         manifest.revision = old.revision + 1;
         manifest.updated_at_ms = old.updated_at_ms + 1;
@@ -130,33 +130,46 @@ impl MemBackend {
     }
 }
 
-impl Catalog for MemBackend {
-    fn current(&self) -> Arc<Manifest> {
+impl MemBackend {
+    fn current_manifest(&self) -> Arc<Manifest> {
         match self.manifest.read() {
             Ok(m) => m.clone(),
             Err(p) => p.into_inner().clone(),
         }
     }
+}
+
+impl Catalog for MemBackend {
+    fn current(&self) -> Result<Arc<Manifest>, CatalogError> {
+        Ok(self.current_manifest())
+    }
 
     fn snapshot(&self, store_id: &str, revision: u64) -> Option<Arc<Manifest>> {
-        let m = self.current();
+        let m = self.current_manifest();
         (m.store_id == store_id && m.revision == revision).then_some(m)
     }
 
-    fn load(&self, _key: &str, entry: &ManifestEntry, _tools: bool) -> Result<LoadedShard, String> {
+    fn load(
+        &self,
+        _key: &str,
+        entry: &ManifestEntry,
+        _tools: bool,
+    ) -> Result<LoadedShard, LoadError> {
         if let Some(g) = &self.gate {
             g.pass();
         }
-        let gens = self
-            .generations
-            .read()
-            .map_err(|_| "poisoned".to_string())?;
+        let gens = match self.generations.read() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
         gens.get(&entry.generation_file)
             .map(|(_, s)| LoadedShard {
                 shard: s.clone(),
                 fresh_bytes: 0,
             })
-            .ok_or_else(|| format!("generation {} is missing", entry.generation_file))
+            .ok_or_else(|| LoadError::Missing {
+                name: entry.generation_file.clone(),
+            })
     }
 }
 
@@ -166,7 +179,7 @@ impl Backend for MemBackend {
     }
 
     fn manifest_bytes(&self) -> Result<Vec<u8>, BackendError> {
-        serde_json::to_vec(&*self.current()).map_err(|e| BackendError::new(e.to_string()))
+        serde_json::to_vec(&*self.current_manifest()).map_err(|e| BackendError::new(e.to_string()))
     }
 
     fn generation(&self, name: &str) -> Result<Option<Vec<u8>>, BackendError> {

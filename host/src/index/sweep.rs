@@ -94,6 +94,8 @@ enum Done {
 
 /// A full sweep: discovery of every root.
 pub(super) fn run(ix: &Indexer) -> Result<SweepReport, IndexError> {
+    // Sessions whose generation file was damaged are extracted again.
+    let _ = ix.store.queue_damaged();
     let watched = ix.sources_seen();
     let units = extract::discover(&ix.opts.roots);
     if watched {
@@ -249,6 +251,9 @@ fn execute(
     let cur = store.current()?;
     report.revision = cur.revision;
     report.store_id = cur.store_id.clone();
+    // The index segments follow the manifest (a no-op when they already
+    // cover it; never fails the sweep: without segments searches scan).
+    let _ = store.maintain_segments();
     if report.publishes > 0 {
         collect_garbage(ix);
     }

@@ -5,7 +5,7 @@
 use crate::store::Store;
 use recall_core::model::{Manifest, ManifestEntry};
 use recall_core::search::{Catalog, LoadedShard};
-use recall_core::{PreparedShard, ShardGrams};
+use recall_core::{CatalogError, LoadError, PreparedShard, ShardGrams};
 use std::sync::Arc;
 
 /// The catalog of one tool call.
@@ -37,17 +37,29 @@ impl ReadOnlyCatalog<'_> {
 }
 
 impl Catalog for ReadOnlyCatalog<'_> {
-    fn current(&self) -> Arc<Manifest> {
-        self.manifest.clone()
+    fn current(&self) -> Result<Arc<Manifest>, CatalogError> {
+        Ok(self.manifest.clone())
     }
 
     fn snapshot(&self, _store_id: &str, _revision: u64) -> Option<Arc<Manifest>> {
         None
     }
 
-    fn load(&self, _key: &str, entry: &ManifestEntry, tools: bool) -> Result<LoadedShard, String> {
-        self.prepared(entry, tools).map(|p| LoadedShard {
-            shard: Arc::new(p),
+    fn load(
+        &self,
+        _key: &str,
+        entry: &ManifestEntry,
+        tools: bool,
+    ) -> Result<LoadedShard, LoadError> {
+        let name = &entry.generation_file;
+        let bytes = crate::catalog::read_verified(self.store, name)?;
+        let shard = PreparedShard::from_bytes_with_options(&bytes, self.grams_of(entry), tools)
+            .map_err(|e| LoadError::Damaged {
+                name: name.clone(),
+                reason: e.to_string(),
+            })?;
+        Ok(LoadedShard {
+            shard: Arc::new(shard),
             fresh_bytes: entry.bytes,
         })
     }

@@ -190,7 +190,10 @@ pub fn session_search(
         },
         building: false,
     };
-    let resp = search(&r, &env).map_err(|e| format!("{}: {}", e.code, e.message))?;
+    let resp = r
+        .parse()
+        .and_then(|q| search(&q, &env))
+        .map_err(|e| format!("{}: {}", e.code, e.message))?;
     let sessions: Vec<Value> = resp
         .sessions
         .iter()

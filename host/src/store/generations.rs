@@ -1,15 +1,19 @@
 //! `generations/<hash16>.json`: immutable, content-named shard bodies.
 //!
 //! A body is written to a temp file, fsynced, then hard-linked to its final
-//! name, which fails if the name exists: an existing generation is never
-//! modified (it has the same bytes by construction). Its mtime is refreshed
-//! instead, so the garbage collector's grace period starts again.
+//! name, which fails if the name exists: an existing generation of the right
+//! length is never modified (it has the same bytes by construction); its
+//! mtime is refreshed instead, so the garbage collector's grace period starts
+//! again. One of another length (truncated or overwritten) is replaced whole
+//! by rename.
 //!
 //! Beside each generation may sit `<hash16>.grams`: the shard's trigram
-//! filters (`recall_core::ShardGrams`), behind a 4-byte magic and the CRC-32
-//! of the filter bytes, so a torn or foreign file is never trusted (a wrong
-//! filter could hide a match; a missing one only costs speed). A CRC, not a
-//! cryptographic hash: a cold search checks thousands of these files.
+//! filters (`recall_core::ShardGrams`), behind a header that binds them to
+//! the bytes they describe: a 4-byte magic, the CRC-32 of the generation's
+//! hash16 and the filter bytes, and that hash16. A torn file, or one copied
+//! from another generation, is never trusted (a wrong filter could hide a
+//! match; a missing one only costs speed). A CRC, not a cryptographic hash:
+//! a cold search checks thousands of these files.
 
 use super::fsutil::{random_hex, sync_dir};
 use super::StoreError;
@@ -25,15 +29,26 @@ pub const GENERATIONS: &str = "generations";
 /// Prefix of in-flight temp files.
 pub const TMP_PREFIX: &str = ".tmp-";
 
-/// First bytes of a filter sidecar (then the CRC-32 of the rest, LE).
-const GRAMS_MAGIC: &[u8; 4] = b"RCG\x01";
+/// First bytes of a filter sidecar (then the CRC-32 of the rest, LE, then
+/// the generation's hash16, then the filters).
+const GRAMS_MAGIC: &[u8; 4] = b"RCG\x02";
+/// Magic + CRC + hash16.
+const GRAMS_HEADER: usize = 8 + 16;
 
-fn grams_file(grams: &[u8]) -> Vec<u8> {
-    let mut body = Vec::with_capacity(grams.len() + 8);
+fn grams_file(stem: &str, grams: &[u8]) -> Vec<u8> {
+    let mut body = Vec::with_capacity(grams.len() + GRAMS_HEADER);
     body.extend_from_slice(GRAMS_MAGIC);
-    body.extend_from_slice(&crc32fast::hash(grams).to_le_bytes());
+    body.extend_from_slice(&[0; 4]);
+    body.extend_from_slice(stem.as_bytes());
     body.extend_from_slice(grams);
+    let crc = crc32fast::hash(&body[8..]);
+    body[4..8].copy_from_slice(&crc.to_le_bytes());
     body
+}
+
+/// The hash16 part of a generation name (`<hash16>.json`).
+fn stem(name: &str) -> &str {
+    name.strip_suffix(".json").unwrap_or(name)
 }
 
 /// Writes a shard body unless a generation with its name exists; returns
@@ -42,7 +57,9 @@ fn grams_file(grams: &[u8]) -> Vec<u8> {
 pub fn write(dir: &Path, body: &[u8], sync: bool) -> Result<String, StoreError> {
     let name = generation_file_name(body);
     let dest = dir.join(&name);
-    if dest.exists() {
+    // Same name and length: the same bytes (a truncated or overwritten file
+    // of another length is replaced below).
+    if fs::metadata(&dest).is_ok_and(|m| m.len() == body.len() as u64) {
         touch(&dest);
         return Ok(name);
     }
@@ -55,11 +72,12 @@ pub fn write(dir: &Path, body: &[u8], sync: bool) -> Result<String, StoreError> 
         }
         drop(f);
         match fs::hard_link(&tmp, &dest) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => touch(&dest),
-            Err(e) => return Err(e),
+            Ok(()) => fs::remove_file(&tmp),
+            // A concurrent writer linked the same bytes, or a damaged file
+            // sits under the name: replace it whole.
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => fs::rename(&tmp, &dest),
+            Err(e) => Err(e),
         }
-        fs::remove_file(&tmp)
     })();
     if let Err(e) = result {
         let _ = fs::remove_file(&tmp);
@@ -94,7 +112,7 @@ pub fn grams_path(dir: &Path, name: &str) -> Option<PathBuf> {
 /// ignored.
 pub fn write_grams(dir: &Path, name: &str, grams: &[u8]) -> Result<(), StoreError> {
     let dest = grams_path(dir, name).ok_or_else(|| StoreError::BadName(name.to_string()))?;
-    let body = grams_file(grams);
+    let body = grams_file(stem(name), grams);
     // Filters are a pure function of the generation, but an older format
     // (or a damaged file) is replaced.
     if fs::read(&dest).is_ok_and(|old| old == body) {
@@ -114,16 +132,20 @@ pub fn write_grams(dir: &Path, name: &str, grams: &[u8]) -> Result<(), StoreErro
     Ok(())
 }
 
-/// Reads a generation's trigram filter bytes, verified against their hash
-/// prefix; `None` when absent or not intact.
+/// Reads a generation's trigram filter bytes, verified against their
+/// checksum and bound to this generation; `None` when absent, not intact, or
+/// describing another generation.
 pub fn read_grams(dir: &Path, name: &str) -> Option<Vec<u8>> {
     let mut bytes = fs::read(grams_path(dir, name)?).ok()?;
-    let (head, body) = bytes.split_at_checked(8)?;
+    let head = bytes.get(..GRAMS_HEADER)?;
     let crc = u32::from_le_bytes(head[4..8].try_into().ok()?);
-    if &head[..4] != GRAMS_MAGIC || crc32fast::hash(body) != crc {
+    if &head[..4] != GRAMS_MAGIC
+        || &head[8..GRAMS_HEADER] != stem(name).as_bytes()
+        || crc32fast::hash(&bytes[8..]) != crc
+    {
         return None;
     }
-    bytes.drain(..8);
+    bytes.drain(..GRAMS_HEADER);
     Some(bytes)
 }
 
@@ -191,6 +213,12 @@ mod tests {
         }
         write_grams(&d, &n1, b"filters").unwrap();
         assert_eq!(fs::read(&path).unwrap(), good, "a bad sidecar is replaced");
+        // Another generation's intact sidecar copied over this one's.
+        let n2 = write(&d, b"{\"a\":2}", false).unwrap();
+        write_grams(&d, &n2, b"filters").unwrap();
+        assert!(read_grams(&d, &n2).is_some());
+        fs::copy(&path, grams_path(&d, &n2).unwrap()).unwrap();
+        assert_eq!(read_grams(&d, &n2), None, "a foreign sidecar is refused");
         fs::remove_dir_all(&d).unwrap();
     }
 }

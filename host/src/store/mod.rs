@@ -1,6 +1,7 @@
 //! The shard store (DESIGN.md §6): `$RECALL_HOME/index/v1/` holding
-//! `manifest.json`, `generations/`, `snapshots/`, `writer.lock` and the
-//! indexer's private `indexer.json`.
+//! `manifest.json`, `generations/`, `snapshots/`, `segments/` with
+//! `segments.json` (the index), `writer.lock` and the indexer's private
+//! `indexer.json`.
 //!
 //! Readers never lock: they read the manifest (replaced by atomic rename)
 //! and immutable generation files. Writers write generations first, then
@@ -14,7 +15,9 @@ pub mod generations;
 pub mod lock;
 pub mod manifest;
 pub mod publish;
+mod repair;
 pub mod retention;
+pub mod segments;
 pub mod snapshots;
 pub mod state;
 
@@ -120,6 +123,7 @@ pub struct Store {
     cached: Mutex<Option<(Stamp, Arc<Manifest>)>>,
     snapshot_cache: Mutex<Vec<Arc<Manifest>>>,
     quarantined: Mutex<Vec<String>>,
+    segment_cache: Mutex<segments::SegmentCache>,
     lock_timeout: Duration,
     /// Fsync generation bodies before naming them (on by default).
     pub sync_generations: bool,
@@ -144,7 +148,8 @@ impl Store {
     pub fn open(dir: &Path) -> Result<Store, StoreError> {
         let generations = dir.join(generations::GENERATIONS);
         let snapshots = dir.join(snapshots::SNAPSHOTS);
-        for d in [dir, &generations, &snapshots] {
+        let segs = dir.join(segments::SEGMENTS);
+        for d in [dir, &generations, &snapshots, &segs] {
             fs::create_dir_all(d).map_err(|e| StoreError::io(d, e))?;
         }
         Ok(Store {
@@ -154,6 +159,7 @@ impl Store {
             cached: Mutex::new(None),
             snapshot_cache: Mutex::new(Vec::new()),
             quarantined: Mutex::new(Vec::new()),
+            segment_cache: Mutex::new(segments::SegmentCache::default()),
             lock_timeout: Duration::from_secs(60),
             sync_generations: true,
         })
@@ -332,6 +338,14 @@ impl Store {
             fs::remove_file(&p).map_err(|e| StoreError::io(&p, e))?;
         }
         checkpoints::prune(&self.dir, wall_ms(), 0);
+        let _ = fs::remove_file(self.dir.join(segments::LIST));
+        let sdir = self.dir.join(segments::SEGMENTS);
+        if let Ok(rd) = fs::read_dir(&sdir) {
+            for ent in rd.flatten() {
+                let p = ent.path();
+                fs::remove_file(&p).map_err(|e| StoreError::io(&p, e))?;
+            }
+        }
         if let Ok(mut c) = self.snapshot_cache.lock() {
             c.clear();
         }

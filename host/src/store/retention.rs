@@ -128,6 +128,8 @@ impl Store {
         if changed && !current.store_id.is_empty() {
             state::write(self.dir(), &st).map_err(|e| StoreError::io(self.dir(), e))?;
         }
+        drop(_lock);
+        self.collect_segments(grace_ms);
         Ok(report)
     }
 }

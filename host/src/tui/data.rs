@@ -111,8 +111,9 @@ impl Data {
             fresh_bytes: u64::MAX,
             ..Budgets::default()
         };
+        let query = request.parse().map_err(|e| e.message)?;
         self.catalog
-            .search(request, self.building, budgets)
+            .search(&query, self.building, budgets)
             .map_err(|e| e.message)
     }
 

@@ -219,5 +219,43 @@ pub fn check_store(home: &Path) -> Result<Option<Manifest>, String> {
             ));
         }
     }
+    // The index: a listed segment is never torn.
+    if let Ok(list) = fs::read(dir.join("segments.json")) {
+        let v: serde_json::Value =
+            serde_json::from_slice(&list).map_err(|e| format!("segments.json: {e}"))?;
+        for s in v["segments"].as_array().into_iter().flatten() {
+            let name = s["name"].as_str().unwrap_or_default();
+            let bytes = fs::read(dir.join("segments").join(name))
+                .map_err(|e| format!("listed segment {name} missing: {e}"))?;
+            recall_core::Segment::open(bytes)
+                .map_err(|e| format!("listed segment {name} does not open: {e}"))?;
+        }
+    }
     Ok(Some(m))
+}
+
+/// Generations of the manifest no listed segment covers.
+pub fn uncovered(home: &Path) -> Vec<String> {
+    let dir = store_dir(home);
+    let Some(m) = manifest(home) else {
+        return Vec::new();
+    };
+    let mut covered = std::collections::HashSet::new();
+    if let Ok(list) = fs::read(dir.join("segments.json")) {
+        let v: serde_json::Value = serde_json::from_slice(&list).unwrap_or_default();
+        for s in v["segments"].as_array().into_iter().flatten() {
+            let name = s["name"].as_str().unwrap_or_default();
+            if let Ok(seg) = fs::read(dir.join("segments").join(name))
+                .map_err(|e| e.to_string())
+                .and_then(|b| recall_core::Segment::open(b).map_err(|e| e.to_string()))
+            {
+                covered.extend(seg.names().to_vec());
+            }
+        }
+    }
+    m.sessions
+        .values()
+        .map(|e| e.generation_file.clone())
+        .filter(|g| !covered.contains(g))
+        .collect()
 }

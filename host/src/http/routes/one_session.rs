@@ -109,7 +109,7 @@ async fn run(
         let shard = backend
             .catalog()
             .load(&key, entry, true)
-            .map_err(ApiError::store_unavailable)?
+            .map_err(|e| ApiError::store_unavailable(e.to_string()))?
             .shard;
         let offset = number(&p, "offset")?.unwrap_or(0);
         let limit = number(&p, "limit")?;

@@ -21,8 +21,9 @@ pub async fn search(
 async fn run(st: AppState, q: Result<Query<Pairs>, QueryRejection>) -> Result<Response, ApiError> {
     let pairs = pairs(q)?;
     let request = Request::from_pairs(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())));
-    // Malformed requests get their 400 before sweeping or taking a slot.
-    request.parse()?;
+    // Parsed once, here: malformed requests get their 400 before sweeping
+    // or taking a slot.
+    let query = request.parse()?;
     let started = Instant::now();
     // The query-time refresh runs outside the search slots: a sweep must not
     // turn into 429s for other searches (it never waits behind a running
@@ -47,7 +48,7 @@ async fn run(st: AppState, q: Result<Query<Pairs>, QueryRejection>) -> Result<Re
             budgets: Budgets::default(),
             building: backend.building(),
         };
-        let mut response = core_search(&request, &env)?;
+        let mut response = core_search(&query, &env)?;
         response.took_ms = clock();
         serde_json::to_string(&response).map_err(|e| ApiError::internal(e.to_string()))
     })

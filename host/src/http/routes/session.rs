@@ -65,7 +65,7 @@ async fn run(
         let shard = backend
             .catalog()
             .load(&key, entry, all || target.is_some())
-            .map_err(ApiError::store_unavailable)?
+            .map_err(|e| ApiError::store_unavailable(e.to_string()))?
             .shard;
         let visible: Vec<usize> = (0..shard.shard.records.len())
             .filter(|&i| all || shard.shard.records[i].role != Role::Tool)

@@ -1,0 +1,197 @@
+//! The page step of a search: rendering sessions with their snippets, the
+//! response byte cap, the cursor, and per-source coverage.
+
+use crate::cursor::{fingerprint, Cursor, SortKey, VERSION};
+use crate::matching::{Found, Terms};
+use crate::model::{Manifest, Source};
+use crate::query::{Query, Sort};
+use crate::response::{Coverage, Hit, PartialReason, Response, SessionHits, State};
+use crate::snippet::snippet;
+use std::collections::BTreeMap;
+
+/// How the scan ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Outcome {
+    /// Why the answer is partial, if it is.
+    pub partial: Option<PartialReason>,
+    /// The first backfill is still running.
+    pub building: bool,
+}
+
+/// Renders the page of `found` (in result order) over `manifest`.
+#[allow(clippy::too_many_arguments)]
+pub fn page(
+    found: &[Found],
+    manifest: &Manifest,
+    after: Option<&SortKey>,
+    query: &Query,
+    terms: &Terms,
+    outcome: Outcome,
+    response_bytes: usize,
+) -> Response {
+    let state = match outcome.partial {
+        Some(_) => State::Partial,
+        None if outcome.building => State::Building,
+        None => State::Ready,
+    };
+    let mut response = Response {
+        ok: true,
+        state,
+        partial_reason: outcome.partial,
+        revision: manifest.revision,
+        sessions: Vec::new(),
+        cursor: None,
+        coverage: coverage(manifest),
+        took_ms: 0,
+    };
+    let base = serde_json::to_string(&response).map_or(0, |s| s.len()) + 512;
+    let mut size = base;
+    let mut more = false;
+    for f in found {
+        if response.sessions.len() == query.limit {
+            more = true;
+            break;
+        }
+        let s = render(f, manifest, terms);
+        let len = serde_json::to_string(&s).map_or(0, |j| j.len()) + 1;
+        if !response.sessions.is_empty() && size + len > response_bytes {
+            more = true;
+            break;
+        }
+        size += len;
+        response.sessions.push(s);
+    }
+    let make_cursor = |after: SortKey| {
+        Cursor {
+            v: VERSION,
+            qh: fingerprint(query),
+            rev: manifest.revision,
+            store: manifest.store_id.clone(),
+            after,
+        }
+        .encode()
+    };
+    let shown = response.sessions.len();
+    let last = shown.checked_sub(1).map(|i| found[i].sort_key.clone());
+    response.cursor = match outcome.partial {
+        Some(PartialReason::Timeout) => None,
+        Some(PartialReason::Budget) => Some(make_cursor(
+            last.or_else(|| after.cloned())
+                .unwrap_or_else(|| start_key(query)),
+        )),
+        None | Some(PartialReason::Unreadable) => last.filter(|_| more).map(make_cursor),
+    };
+    response
+}
+
+/// A key that ranks before every session.
+fn start_key(query: &Query) -> SortKey {
+    match query.sort {
+        Sort::Newest => SortKey {
+            score: None,
+            len: None,
+            ts: i64::MAX,
+            key: String::new(),
+        },
+        Sort::Relevance => SortKey {
+            score: Some(u64::MAX),
+            len: Some(0),
+            ts: i64::MAX,
+            key: String::new(),
+        },
+    }
+}
+
+fn render(f: &Found, manifest: &Manifest, terms: &Terms) -> SessionHits {
+    let meta = &f.shard.shard.session;
+    let meta = manifest.sessions.get(&f.key).map_or(meta, |e| &e.meta);
+    let hits = f
+        .hits
+        .iter()
+        .map(|m| {
+            let r = &f.shard.shard.records[m.record];
+            let lane = if m.tool {
+                &f.shard.tool
+            } else {
+                &f.shard.conversation
+            };
+            let s = snippet(
+                &r.text,
+                lane.text(m.lane_entry),
+                lane.maps[m.lane_entry].as_ref(),
+                &terms.terms,
+            );
+            Hit {
+                role: r.role,
+                ts_ms: r.ts_ms,
+                seq: r.seq,
+                superseded: !f.shard.active[m.record],
+                truncated: r.truncated,
+                subagent: r.subagent,
+                snippet: s.text,
+                snippet_offset_bytes: s.offset as u64,
+                ranges: s.ranges,
+                locator: r.locator.clone(),
+            }
+        })
+        .collect::<Vec<_>>();
+    SessionHits {
+        session_key: f.key.clone(),
+        source: meta.source,
+        session_id: meta.session_id.clone(),
+        title: meta.title.clone(),
+        cwd: meta.cwd.clone(),
+        branch: meta.branch.clone(),
+        best_ts_ms: hits.first().map_or(f.sort_key.ts, |h| h.ts_ms),
+        total_hits: f.total_hits,
+        source_gone: f.source_gone,
+        resume: meta.resume.clone(),
+        hits,
+    }
+}
+
+/// Per-source coverage over a whole manifest (all five sources, always).
+pub fn coverage(manifest: &Manifest) -> BTreeMap<String, Coverage> {
+    let mut out: BTreeMap<String, Coverage> = Source::ALL
+        .iter()
+        .map(|s| {
+            (
+                s.as_str().to_string(),
+                Coverage {
+                    sessions: 0,
+                    oldest_ts_ms: None,
+                    newest_ts_ms: None,
+                    source_gone: 0,
+                    legacy: legacy_notes(*s),
+                },
+            )
+        })
+        .collect();
+    for e in manifest.sessions.values() {
+        let Some(c) = out.get_mut(e.meta.source.as_str()) else {
+            continue;
+        };
+        c.sessions += 1;
+        if let Some(t) = e.meta.created_ms {
+            c.oldest_ts_ms = Some(c.oldest_ts_ms.map_or(t, |o| o.min(t)));
+        }
+        if let Some(t) = e.meta.updated_ms {
+            c.newest_ts_ms = Some(c.newest_ts_ms.map_or(t, |o| o.max(t)));
+        }
+        if e.source_gone {
+            c.source_gone += 1;
+        }
+    }
+    out
+}
+
+/// What a source can never yield, whatever recall does.
+fn legacy_notes(source: Source) -> Vec<String> {
+    match source {
+        Source::Intendant => vec![
+            "ask-human answers given before Intendant's conversation-message lane are not in its logs"
+                .to_string(),
+        ],
+        _ => Vec::new(),
+    }
+}

@@ -1,0 +1,220 @@
+//! The index segment against a naive full scan, on random Unicode: its
+//! candidates are a superset of the shards where every term occurs in one
+//! record's folded text, and its relevance bound is at least the best score
+//! the exact matcher gives. Searches with and without the segment answer
+//! byte for byte the same.
+
+use proptest::prelude::*;
+use recall_core::fold::fold_str;
+use recall_core::matcher::Term;
+use recall_core::model::*;
+use recall_core::plan::Lanes;
+use recall_core::prepared::{Lane, PreparedShard};
+use recall_core::segment::{build, Segment};
+use recall_core::{MemIndex, Request};
+use std::collections::BTreeMap;
+
+/// Characters that stress folding: ASCII, ß/ﬁ (fold to several bytes),
+/// combining marks, Greek final sigma, CJK, Hangul, kana, emoji, fullwidth.
+const ALPHABET: &[char] = &[
+    'a', 'b', 'c', 'A', 'B', ' ', '-', 'ß', 'ẞ', 'ﬁ', 'é', 'e', '\u{301}', 'Σ', 'ς', 'σ', '数',
+    '据', '库', '한', '국', 'か', 'が', '😀', 'Ａ', 'İ', 'ı', 'ǅ', 'ﬀ', '\u{3000}',
+];
+
+fn text() -> impl Strategy<Value = String> {
+    prop::collection::vec(prop::sample::select(ALPHABET), 0..24)
+        .prop_map(|c| c.into_iter().collect())
+}
+
+/// Per shard: records of (tool?, text).
+fn shards() -> impl Strategy<Value = Vec<Vec<(bool, String)>>> {
+    prop::collection::vec(prop::collection::vec((any::<bool>(), text()), 0..6), 1..8)
+}
+
+fn prepared(records: &[(bool, String)], n: usize) -> PreparedShard {
+    PreparedShard::new(shard_of(records, n))
+}
+
+fn shard_of(records: &[(bool, String)], n: usize) -> Shard {
+    Shard {
+        session: SessionMeta {
+            source: Source::Pi,
+            session_id: format!("s{n}"),
+            title: None,
+            cwd: None,
+            branch: None,
+            created_ms: Some(1),
+            updated_ms: Some(1),
+            messages: records.len() as u64,
+            parent: None,
+            resume: None,
+            paths: vec![],
+        },
+        records: records
+            .iter()
+            .enumerate()
+            .map(|(i, (tool, t))| MessageRecord {
+                role: if *tool { Role::Tool } else { Role::User },
+                ts_ms: 1 + i as i64,
+                text: t.clone(),
+                truncated: false,
+                locator: Locator::ExternalRecordId {
+                    record_id: format!("r{i}"),
+                },
+                seq: None,
+                turn: None,
+                item_id: None,
+                subagent: false,
+                generation: 0,
+            })
+            .collect(),
+        marks: vec![],
+    }
+}
+
+/// The best exact score of a lane's records holding every term (`None` when
+/// no record holds them all), and whether a record holds every term as a
+/// raw substring of its folded text (the weakest notion of a match).
+fn naive(lane: &Lane, terms: &[String]) -> (Option<u64>, bool) {
+    let compiled: Vec<Term> = terms.iter().map(|t| Term::new(t)).collect();
+    let mut best = None;
+    let mut raw = false;
+    for i in 0..lane.len() {
+        let text = lane.text(i);
+        let map = lane.maps[i].as_ref();
+        raw |= terms
+            .iter()
+            .all(|t| memchr::memmem::find(text, t.as_bytes()).is_some());
+        if compiled.iter().all(|t| t.occurs(text, map)) {
+            let s: u64 = compiled.iter().map(|t| t.count(text, map)).sum();
+            best = Some(best.map_or(s, |b: u64| b.max(s)));
+        }
+    }
+    (best, raw)
+}
+
+fn terms_from(
+    shards: &[Vec<(bool, String)>],
+    picks: &[(usize, usize, usize, usize)],
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for &(s, r, a, len) in picks {
+        let recs = &shards[s % shards.len()];
+        let t = match recs.get(r % recs.len().max(1)) {
+            Some((_, t)) => fold_str(t),
+            None => continue,
+        };
+        let chars: Vec<char> = t.chars().collect();
+        if chars.is_empty() {
+            continue;
+        }
+        let a = a % chars.len();
+        let term: String = chars[a..(a + 1 + len % 6).min(chars.len())]
+            .iter()
+            .collect();
+        let term = fold_str(&term);
+        if !term.is_empty() && !out.contains(&term) {
+            out.push(term);
+        }
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+
+    #[test]
+    fn candidates_cover_the_naive_scan(
+        shards in shards(),
+        picks in prop::collection::vec((0usize..8, 0usize..6, 0usize..24, 0usize..6), 1..4),
+        random in prop::option::of(text()),
+    ) {
+        let mut terms = terms_from(&shards, &picks);
+        if let Some(r) = random.map(|r| fold_str(&r)).filter(|r| !r.is_empty()) {
+            terms.push(r);
+        }
+        prop_assume!(!terms.is_empty());
+        let prepared: Vec<PreparedShard> =
+            shards.iter().enumerate().map(|(n, r)| prepared(r, n)).collect();
+        let names: Vec<String> = (0..prepared.len()).map(|i| format!("{i:016x}.json")).collect();
+        let input: Vec<(&str, &PreparedShard)> =
+            names.iter().map(String::as_str).zip(prepared.iter()).collect();
+        let seg = Segment::open(build(&input)).unwrap();
+        let needles: Vec<&[u8]> = terms.iter().map(|t| t.as_bytes()).collect();
+        for lanes in [
+            Lanes { conversation: true, tool: false },
+            Lanes { conversation: false, tool: true },
+            Lanes { conversation: true, tool: true },
+        ] {
+            let probe = seg.probe(&needles, lanes);
+            for (ord, s) in prepared.iter().enumerate() {
+                let ord = ord as u32;
+                let mut best = None;
+                let mut raw = false;
+                for (wanted, lane) in [(lanes.conversation, &s.conversation), (lanes.tool, &s.tool)] {
+                    if wanted {
+                        let (b, r) = naive(lane, &terms);
+                        raw |= r;
+                        best = best.max(b);
+                    }
+                }
+                if raw {
+                    prop_assert!(probe.contains(ord), "shard {ord} hidden for {terms:?} {lanes:?}");
+                }
+                if let (Some(score), Some(bound)) = (best, probe.score_bound(ord)) {
+                    prop_assert!(bound >= score, "bound {bound} < score {score} for {terms:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn searches_with_and_without_the_segment_agree(
+        shards in shards(),
+        picks in prop::collection::vec((0usize..8, 0usize..6, 0usize..24, 0usize..6), 1..3),
+        sort in prop::sample::select(vec!["newest", "relevance"]),
+        scope in prop::sample::select(vec!["conversation", "all"]),
+    ) {
+        let terms = terms_from(&shards, &picks);
+        prop_assume!(!terms.is_empty());
+        let q: Vec<String> = terms.iter().map(|t| format!("\"{t}\"")).collect();
+        let mut index = MemIndex::new();
+        let mut sessions = BTreeMap::new();
+        for (n, recs) in shards.iter().enumerate() {
+            let shard = shard_of(recs, n);
+            let body = serde_json::to_vec(&shard).unwrap();
+            let name = recall_core::naming::generation_file_name(&body);
+            index.add_generation(&name, &body).unwrap();
+            sessions.insert(shard.session.key(), ManifestEntry {
+                meta: shard.session.clone(),
+                generation_file: name,
+                records: shard.records.len() as u64,
+                max_ts_ms: shard.records.iter().map(|r| r.ts_ms).max(),
+                bytes: body.len() as u64,
+                source_gone: false,
+                files: vec![],
+                watermark: 0,
+                state: serde_json::Value::Null,
+            });
+        }
+        index.set_manifest_value(Manifest {
+            schema: 1,
+            parser_version: 1,
+            store_id: "s".into(),
+            revision: 1,
+            updated_at_ms: 0,
+            sessions,
+            tombstones: BTreeMap::new(),
+        });
+        let mut req = Request::new(&q.join(" "));
+        req.sort = Some(sort.to_string());
+        req.scope = Some(scope.to_string());
+        req.limit = Some("2".into());
+        prop_assume!(req.parse().is_ok());
+        let json = serde_json::to_string(&req).unwrap();
+        let with = index.search_json(&json);
+        index.set_use_index(false);
+        let without = index.search_json(&json);
+        prop_assert_eq!(with, without);
+    }
+}

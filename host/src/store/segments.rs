@@ -1,0 +1,497 @@
+//! `segments/<hash16>.seg`: immutable, content-named index segments
+//! (`recall_core::segment`), and `segments.json`, the list of live ones —
+//! the part of the catalog searchers read besides the manifest.
+//!
+//! A segment only makes searches faster: a session whose generation no live
+//! segment covers is filtered and scanned as before, and a segment names the
+//! generations it indexes (content hashes, inside its checksummed body), so
+//! it can never answer for bytes it did not see. The indexer keeps segments
+//! in step after each sweep that wrote ([`Store::maintain_segments`]): the
+//! generations no live segment covers get a new small segment, and small
+//! segments are merged under a tiered policy (at most one merge of
+//! [`MERGE_FACTOR`] segments of one size tier per pass); the list is replaced by
+//! atomic rename under the writer lock. A segment that cannot be opened
+//! (torn, altered) is never trusted: readers skip it and the next
+//! maintenance drops it from the list, so its generations are indexed again.
+//! Unlisted segments are deleted after the snapshot grace period.
+
+use super::fsutil::{age_ms, random_hex, wall_ms, write_atomic};
+use super::generations::{self, TMP_PREFIX};
+use super::{Store, StoreError};
+use recall_core::naming::hash16;
+use recall_core::segment::{Builder, Segment, SegmentSet};
+use recall_core::PreparedShard;
+use serde::{Deserialize, Serialize};
+use std::collections::{HashMap, HashSet};
+use std::fs::{self, OpenOptions};
+use std::io::{self, Write};
+use std::path::Path;
+use std::sync::Arc;
+
+/// The segments folder name.
+pub const SEGMENTS: &str = "segments";
+/// The live list's file name.
+pub const LIST: &str = "segments.json";
+/// Extension of segment files.
+pub const EXT: &str = "seg";
+/// Generation bytes one new segment indexes at most (bounds the memory of a
+/// build; a backfill yields several segments).
+pub const CHUNK_BYTES: u64 = 32 << 20;
+/// Segments of one tier merged together once this many exist.
+pub const MERGE_FACTOR: usize = 4;
+/// Source bytes past which a segment is never merged again.
+pub const MAX_MERGED_BYTES: u64 = 256 << 20;
+
+/// One live segment.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SegmentRef {
+    /// `<hash16>.seg`.
+    pub name: String,
+    /// Generations it indexes.
+    pub generations: u64,
+    /// Bytes of those generations.
+    pub source_bytes: u64,
+}
+
+/// `segments.json`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SegmentList {
+    /// The store id it belongs to (another id ⇒ ignored).
+    pub store_id: String,
+    /// Increases on every write.
+    pub revision: u64,
+    /// Live segments, oldest first.
+    pub segments: Vec<SegmentRef>,
+}
+
+/// What a maintenance pass did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SegmentReport {
+    /// Segments written.
+    pub written: usize,
+    /// Segments merged away.
+    pub merged: usize,
+    /// Listed segments dropped because they could not be opened.
+    pub dropped: usize,
+    /// Bytes written (segments and list).
+    pub bytes_written: u64,
+}
+
+/// Opened segments, by name, and those that failed to open.
+#[derive(Debug, Default)]
+pub struct SegmentCache {
+    open: HashMap<String, Arc<Segment>>,
+    bad: HashSet<String>,
+    /// The set last built, and the names it was built from.
+    set: Option<(Vec<String>, Arc<SegmentSet>)>,
+}
+
+/// The name of segment bytes.
+pub fn segment_name(bytes: &[u8]) -> String {
+    format!("{}.{EXT}", hash16(bytes))
+}
+
+fn is_segment_name(name: &str) -> bool {
+    name.len() == 16 + 1 + EXT.len()
+        && name.ends_with(EXT)
+        && name[..16]
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// Reads the live list; missing, unreadable or another store's ⇒ empty
+/// (segments are only speed).
+pub fn read_list(dir: &Path, store_id: &str) -> SegmentList {
+    fs::read(dir.join(LIST))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<SegmentList>(&b).ok())
+        .filter(|l| l.store_id == store_id)
+        .unwrap_or_else(|| SegmentList {
+            store_id: store_id.to_string(),
+            ..SegmentList::default()
+        })
+}
+
+/// Writes segment bytes under their content name (if absent), fsynced.
+pub fn write(sdir: &Path, bytes: &[u8]) -> Result<String, StoreError> {
+    let name = segment_name(bytes);
+    let dest = sdir.join(&name);
+    if fs::read(&dest).is_ok_and(|b| b == bytes) {
+        return Ok(name);
+    }
+    let tmp = sdir.join(format!("{TMP_PREFIX}{}", random_hex(8)));
+    let result = (|| -> io::Result<()> {
+        let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        drop(f);
+        match fs::hard_link(&tmp, &dest) {
+            Ok(()) => fs::remove_file(&tmp),
+            // A damaged file under this name: replaced whole.
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => fs::rename(&tmp, &dest),
+            Err(e) => Err(e),
+        }
+    })();
+    if let Err(e) = result {
+        let _ = fs::remove_file(&tmp);
+        return Err(StoreError::io(&dest, e));
+    }
+    Ok(name)
+}
+
+/// Opens a segment file through a memory map, refusing a torn or altered
+/// one (its checksum covers every byte).
+pub fn open(sdir: &Path, name: &str) -> Result<Segment, String> {
+    if !is_segment_name(name) {
+        return Err(format!("not a segment name: {name:?}"));
+    }
+    let file = fs::File::open(sdir.join(name)).map_err(|e| e.to_string())?;
+    // SAFETY: segment files are immutable: written under a temp name and
+    // hard-linked to their content name, never modified in place (GC only
+    // unlinks them, which keeps an existing map valid).
+    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| e.to_string())?;
+    Segment::open(map).map_err(|e| e.to_string())
+}
+
+impl Store {
+    /// The segments folder.
+    pub fn segments_dir(&self) -> std::path::PathBuf {
+        self.dir().join(SEGMENTS)
+    }
+
+    /// The live list of the current store.
+    pub fn segment_list(&self) -> Result<SegmentList, StoreError> {
+        let cur = self.current()?;
+        Ok(read_list(self.dir(), &cur.store_id))
+    }
+
+    /// The live segments that open, cached. Never writes: a segment that
+    /// cannot be opened is skipped (its sessions are scanned) and left for
+    /// the indexer to replace.
+    pub fn live_segments(&self) -> Vec<Arc<Segment>> {
+        self.live_named().into_iter().map(|(_, s)| s).collect()
+    }
+
+    fn live_named(&self) -> Vec<(String, Arc<Segment>)> {
+        let Ok(list) = self.segment_list() else {
+            return Vec::new();
+        };
+        let sdir = self.segments_dir();
+        let mut cache = self.segment_cache.lock().unwrap_or_else(|p| p.into_inner());
+        let mut out = Vec::with_capacity(list.segments.len());
+        for s in &list.segments {
+            if let Some(seg) = cache.open.get(&s.name) {
+                out.push((s.name.clone(), seg.clone()));
+                continue;
+            }
+            if cache.bad.contains(&s.name) {
+                continue;
+            }
+            match open(&sdir, &s.name) {
+                Ok(seg) => {
+                    let seg = Arc::new(seg);
+                    cache.open.insert(s.name.clone(), seg.clone());
+                    out.push((s.name.clone(), seg));
+                }
+                Err(_) => {
+                    cache.bad.insert(s.name.clone());
+                }
+            }
+        }
+        // Forget segments no longer listed.
+        let live: HashSet<&str> = list.segments.iter().map(|s| s.name.as_str()).collect();
+        cache.open.retain(|k, _| live.contains(k.as_str()));
+        out
+    }
+
+    fn open_cached(&self, sdir: &Path, name: &str) -> Result<Arc<Segment>, String> {
+        let mut cache = self.segment_cache.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(s) = cache.open.get(name) {
+            return Ok(s.clone());
+        }
+        let seg = Arc::new(open(sdir, name)?);
+        cache.open.insert(name.to_string(), seg.clone());
+        cache.bad.remove(name);
+        Ok(seg)
+    }
+
+    /// [`Store::live_segments`] with one lookup table over them (rebuilt
+    /// only when the set of segments that open changes); `None` when there
+    /// is none.
+    pub fn live_segment_set(&self) -> Option<Arc<SegmentSet>> {
+        let live = self.live_named();
+        if live.is_empty() {
+            return None;
+        }
+        let (names, segs): (Vec<String>, Vec<Arc<Segment>>) = live.into_iter().unzip();
+        let mut cache = self.segment_cache.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((n, set)) = &cache.set {
+            if *n == names {
+                return Some(set.clone());
+            }
+        }
+        let set = Arc::new(SegmentSet::new(segs));
+        cache.set = Some((names, set.clone()));
+        Some(set)
+    }
+
+    /// Indexer only: indexes the current manifest's generations no live
+    /// segment covers (in segments of at most [`CHUNK_BYTES`] of source),
+    /// merges small segments ([`MERGE_FACTOR`] of one size tier, or one
+    /// whose generations are mostly gone), drops listed segments that do not
+    /// open, and publishes the new list. Nothing to do ⇒ nothing written.
+    pub fn maintain_segments(&self) -> Result<SegmentReport, StoreError> {
+        let manifest = self.current()?;
+        if manifest.store_id.is_empty() {
+            return Ok(SegmentReport::default());
+        }
+        let sdir = self.segments_dir();
+        fs::create_dir_all(&sdir).map_err(|e| StoreError::io(&sdir, e))?;
+        let list = read_list(self.dir(), &manifest.store_id);
+        let sizes: HashMap<&str, u64> = manifest
+            .sessions
+            .values()
+            .map(|e| (e.generation_file.as_str(), e.bytes))
+            .collect();
+        let mut report = SegmentReport::default();
+        // Which live generations each listed segment covers.
+        let mut kept: Vec<(SegmentRef, Vec<String>)> = Vec::new();
+        for s in &list.segments {
+            match self.open_cached(&sdir, &s.name) {
+                Ok(seg) => {
+                    let live: Vec<String> = seg
+                        .names()
+                        .iter()
+                        .filter(|n| sizes.contains_key(n.as_str()))
+                        .cloned()
+                        .collect();
+                    if live.is_empty() {
+                        report.merged += 1;
+                    } else {
+                        kept.push((s.clone(), live));
+                    }
+                }
+                Err(_) => report.dropped += 1,
+            }
+        }
+        let covered: HashSet<&str> = kept
+            .iter()
+            .flat_map(|(_, live)| live.iter().map(String::as_str))
+            .collect();
+        let mut uncovered: Vec<&str> = sizes
+            .keys()
+            .copied()
+            .filter(|g| !covered.contains(g))
+            .collect();
+        uncovered.sort_unstable();
+        // Rebuilt alone: segments whose generations are mostly gone.
+        let dead: Vec<usize> = (0..kept.len())
+            .filter(|&i| (kept[i].1.len() as u64) * 2 < kept[i].0.generations)
+            .collect();
+        // Merged into one: the MERGE_FACTOR smallest segments of the lowest
+        // tier that has that many, when the result stays under
+        // MAX_MERGED_BYTES (at most one merge per pass, so a pass's work stays
+        // bounded and a merge moves its output up a tier).
+        let mut tiers: std::collections::BTreeMap<u32, Vec<usize>> = Default::default();
+        for (i, (s, _)) in kept.iter().enumerate() {
+            if s.source_bytes < MAX_MERGED_BYTES && !dead.contains(&i) {
+                tiers.entry(tier(s.source_bytes)).or_default().push(i);
+            }
+        }
+        let mut merge: Vec<usize> = Vec::new();
+        for members in tiers.values_mut() {
+            if members.len() < MERGE_FACTOR {
+                continue;
+            }
+            members.sort_by_key(|&i| kept[i].0.source_bytes);
+            members.truncate(MERGE_FACTOR);
+            let total: u64 = members.iter().map(|&i| kept[i].0.source_bytes).sum();
+            if total <= MAX_MERGED_BYTES {
+                merge = members.clone();
+                break;
+            }
+        }
+        if uncovered.is_empty()
+            && merge.is_empty()
+            && dead.is_empty()
+            && report.dropped == 0
+            && report.merged == 0
+        {
+            return Ok(report);
+        }
+        let mut next: Vec<SegmentRef> = Vec::new();
+        let mut groups: Vec<Vec<String>> = Vec::new();
+        let mut merged_gens: Vec<String> = Vec::new();
+        for (i, (s, live)) in kept.into_iter().enumerate() {
+            if dead.contains(&i) {
+                report.merged += 1;
+                groups.push(live);
+            } else if merge.contains(&i) {
+                report.merged += 1;
+                merged_gens.extend(live);
+            } else {
+                next.push(s);
+            }
+        }
+        if !merged_gens.is_empty() {
+            groups.push(merged_gens);
+        }
+        // New generations: segments of at most CHUNK_BYTES of source.
+        let fresh: Vec<String> = uncovered.iter().map(|g| g.to_string()).collect();
+        groups.extend(chunks(&fresh, &sizes).into_iter().map(<[String]>::to_vec));
+        for g in &groups {
+            if let Some(r) = self.build_segment(&sdir, g, &sizes)? {
+                report.written += 1;
+                report.bytes_written += r.1;
+                next.push(r.0);
+            }
+        }
+        let _lock = self.lock()?;
+        // The store may have been cleared meanwhile: never list segments
+        // into another store's catalog.
+        let now = self.current()?;
+        if now.store_id != manifest.store_id {
+            return Ok(report);
+        }
+        let current = read_list(self.dir(), &now.store_id);
+        let new = SegmentList {
+            store_id: now.store_id.clone(),
+            revision: current.revision + 1,
+            segments: next,
+        };
+        let bytes = serde_json::to_vec(&new)?;
+        let tmp = format!(".segments.tmp-{}", random_hex(8));
+        write_atomic(self.dir(), &tmp, &self.dir().join(LIST), &bytes)
+            .map_err(|e| StoreError::io(&self.dir().join(LIST), e))?;
+        report.bytes_written += bytes.len() as u64;
+        Ok(report)
+    }
+
+    /// Builds and writes one segment over `gens` (skipping generations that
+    /// cannot be read: they stay uncovered and are scanned).
+    fn build_segment(
+        &self,
+        sdir: &Path,
+        gens: &[String],
+        sizes: &HashMap<&str, u64>,
+    ) -> Result<Option<(SegmentRef, u64)>, StoreError> {
+        let mut b = Builder::default();
+        let mut source_bytes = 0;
+        for g in gens {
+            let Ok(bytes) = generations::read(self.generations_dir(), g) else {
+                continue;
+            };
+            if recall_core::naming::generation_file_name(&bytes) != *g {
+                continue;
+            }
+            let Ok(shard) = PreparedShard::from_bytes(&bytes) else {
+                continue;
+            };
+            // The indexer, not a reader, repairs a lost or outdated filter
+            // sidecar (a pure function of the shard).
+            if generations::read_grams(self.generations_dir(), g)
+                .and_then(|b| recall_core::ShardGrams::from_bytes(&b))
+                .is_none()
+            {
+                let _ =
+                    generations::write_grams(self.generations_dir(), g, &shard.grams.to_bytes());
+            }
+            b.add(g, &shard);
+            source_bytes += sizes.get(g.as_str()).copied().unwrap_or(bytes.len() as u64);
+        }
+        if b.is_empty() {
+            return Ok(None);
+        }
+        let generations = b.len() as u64;
+        let bytes = b.finish();
+        let name = write(sdir, &bytes)?;
+        self.segment_cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .bad
+            .remove(&name);
+        Ok(Some((
+            SegmentRef {
+                name,
+                generations,
+                source_bytes,
+            },
+            bytes.len() as u64,
+        )))
+    }
+
+    /// Deletes segment files no list names, once older than `grace_ms`
+    /// (a reader that listed them a moment ago may still open them), and
+    /// temp files of builds that died.
+    pub fn collect_segments(&self, grace_ms: i64) -> usize {
+        let sdir = self.segments_dir();
+        let Ok(cur) = self.current() else { return 0 };
+        let list = read_list(self.dir(), &cur.store_id);
+        let live: HashSet<&str> = list.segments.iter().map(|s| s.name.as_str()).collect();
+        let now = wall_ms();
+        let mut removed = 0;
+        let Ok(rd) = fs::read_dir(&sdir) else {
+            return 0;
+        };
+        for ent in rd.flatten() {
+            let Some(n) = ent.file_name().to_str().map(str::to_string) else {
+                continue;
+            };
+            let garbage =
+                (is_segment_name(&n) && !live.contains(n.as_str())) || n.starts_with(TMP_PREFIX);
+            if garbage
+                && ent.metadata().is_ok_and(|m| age_ms(&m, now) > grace_ms)
+                && fs::remove_file(ent.path()).is_ok()
+            {
+                removed += 1;
+            }
+        }
+        removed
+    }
+}
+
+/// Size tier: powers of 4 of MiB.
+fn tier(bytes: u64) -> u32 {
+    let mib = (bytes >> 20).max(1);
+    (63 - mib.leading_zeros()) / 2
+}
+
+/// Splits generations into runs of at most [`CHUNK_BYTES`] of source.
+fn chunks<'a>(gens: &'a [String], sizes: &HashMap<&str, u64>) -> Vec<&'a [String]> {
+    let mut out = Vec::new();
+    let (mut start, mut acc) = (0, 0u64);
+    for (i, g) in gens.iter().enumerate() {
+        let sz = sizes.get(g.as_str()).copied().unwrap_or(0);
+        if i > start && acc + sz > CHUNK_BYTES {
+            out.push(&gens[start..i]);
+            start = i;
+            acc = 0;
+        }
+        acc += sz;
+    }
+    if start < gens.len() {
+        out.push(&gens[start..]);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_tiers_and_chunks() {
+        let n = segment_name(b"x");
+        assert!(is_segment_name(&n), "{n}");
+        assert!(!is_segment_name("../x.seg"));
+        assert_eq!(tier(0), 0);
+        assert_eq!(tier(3 << 20), 0);
+        assert_eq!(tier(4 << 20), 1);
+        assert_eq!(tier(17 << 20), 2);
+        let gens: Vec<String> = (0..5).map(|i| format!("g{i}")).collect();
+        let sizes: HashMap<&str, u64> =
+            gens.iter().map(|g| (g.as_str(), CHUNK_BYTES / 2)).collect();
+        let c = chunks(&gens, &sizes);
+        assert_eq!(c.iter().map(|c| c.len()).collect::<Vec<_>>(), [2, 2, 1]);
+    }
+}

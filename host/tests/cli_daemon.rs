@@ -1,0 +1,100 @@
+//! `recall search` through a running `recall serve` of the same store: the
+//! output is identical to the local search, a new transcript shows up
+//! through the daemon's own refresh, and a dead daemon's advert is ignored.
+
+mod store_support;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+use store_support::*;
+
+fn serve(home: &std::path::Path) -> Child {
+    let mut child = recall(home)
+        .args(["serve", "--bind", "127.0.0.1:0", "--no-demo"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn recall serve");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut lines = BufReader::new(stderr).lines();
+    loop {
+        let line = lines
+            .next()
+            .expect("serve says where it listens")
+            .expect("stderr");
+        if line.contains("serving http://") {
+            break;
+        }
+    }
+    std::thread::spawn(move || for _ in lines {});
+    let advert = store_dir(home).join("serve.json");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !advert.exists() {
+        assert!(Instant::now() < deadline, "the daemon advertises itself");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child
+}
+
+/// `--json` output without the one field that measures time.
+fn strip_took(json: &str) -> serde_json::Value {
+    let mut v: serde_json::Value = serde_json::from_str(json).expect("json");
+    v.as_object_mut().expect("object").remove("took_ms");
+    v
+}
+
+#[test]
+fn search_through_a_daemon_prints_what_a_local_search_prints() {
+    let home = temp_dir("daemon");
+    for n in 1..=5 {
+        write_session(&home, n, 3, 300);
+    }
+    run_ok(&home, &["index"], 0);
+    let mut child = serve(&home);
+    let queries: [&[&str]; 4] = [
+        &["lorem"],
+        &["w3x1"],
+        &["lorem", "--sort", "relevance", "--limit", "2"],
+        &["\"dolor sit\"", "--scope", "all"],
+    ];
+    for q in queries {
+        for json in [true, false] {
+            let mut via_daemon = vec!["search", "--via", "daemon", "--color", "never"];
+            let mut local = vec!["search", "--via", "local", "--color", "never"];
+            if json {
+                via_daemon.push("--json");
+                local.push("--json");
+            }
+            via_daemon.extend_from_slice(q);
+            local.extend_from_slice(q);
+            let a = run_ok(&home, &via_daemon, 0);
+            let b = run_ok(&home, &local, 0);
+            if json {
+                assert_eq!(strip_took(&a), strip_took(&b), "{q:?}");
+            } else {
+                assert_eq!(a, b, "{q:?}");
+            }
+        }
+    }
+    // A transcript written now is found through the daemon's refresh.
+    write_session(&home, 9, 2, 100);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let out = run(&home, &["search", "--via", "daemon", "--json", "w9x0"]);
+        if out.status.code() == Some(0) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the daemon never indexed the new session"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // A killed daemon leaves its advert; it is ignored.
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let out = run(&home, &["search", "--via", "daemon", "lorem"]);
+    assert_eq!(out.status.code(), Some(2), "no daemon answers any more");
+    run_ok(&home, &["search", "--json", "lorem"], 0);
+}
