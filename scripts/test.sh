@@ -66,8 +66,8 @@ install_wasm_bindgen() {
 check_prerequisites() {
   local ok=0
   command -v python3 >/dev/null || { echo "python3 is required (corpus generator)" >&2; ok=1; }
-  [ -f ../shared/corpus-gen/gen.py ] || {
-    echo "../shared/corpus-gen/gen.py is missing: the tests expect shared/ beside the repo" >&2
+  [ -f tests/shared/corpus-gen/gen.py ] || {
+    echo "tests/shared/corpus-gen/gen.py is missing: the vendored corpus is incomplete" >&2
     ok=1
   }
   return $ok
@@ -81,7 +81,7 @@ cargo_tests() {
   fi
 }
 
-step "prerequisites (python3, ../shared)" check_prerequisites
+step "prerequisites (python3, tests/shared)" check_prerequisites
 step "install wasm32 target" install_wasm_target
 step "install wasm-bindgen CLI" install_wasm_bindgen
 step "pkg/ is current (cargo xtask wasm --check)" cargo xtask wasm --check
