@@ -76,7 +76,10 @@ fn the_vendored_copy_is_complete() {
 fn the_vendored_copy_equals_the_shared_folder_when_present() {
     let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared");
     if !shared.join("corpus").is_dir() {
-        eprintln!("no {} beside the repository: nothing to compare", shared.display());
+        eprintln!(
+            "no {} beside the repository: nothing to compare",
+            shared.display()
+        );
         return;
     }
     let vendored = vendored_dir();

@@ -74,9 +74,9 @@ pub fn run(g: &Globals, a: ShowArgs) -> anyhow::Result<Found> {
     let bytes = ctx
         .store
         .generation_bytes(&entry.generation_file)
-        .with_context(|| format!("cannot read the shard of {key}"))?;
+        .with_context(|| format!("cannot read the shard of {}", sanitize(key)))?;
     let shard: Shard = serde_json::from_slice(&bytes)
-        .with_context(|| format!("the shard of {key} is not valid"))?;
+        .with_context(|| format!("the shard of {} is not valid", sanitize(key)))?;
     let active = derive_active(&shard.records, &shard.marks);
     if a.json {
         let records: Vec<JsonRecord<'_>> = shard
@@ -106,7 +106,8 @@ pub fn run(g: &Globals, a: ShowArgs) -> anyhow::Result<Found> {
     }
     let meta = &entry.meta;
     println!(
-        "{key}  {}",
+        "{}  {}",
+        sanitize(key),
         sanitize(meta.title.as_deref().unwrap_or("(untitled)"))
     );
     println!(
@@ -125,7 +126,7 @@ pub fn run(g: &Globals, a: ShowArgs) -> anyhow::Result<Found> {
         println!("  branch: {}", sanitize(b));
     }
     if let Some(p) = &meta.parent {
-        println!("  parent: {} ({:?})", p.key, p.relation);
+        println!("  parent: {} ({:?})", sanitize(&p.key), p.relation);
     }
     if let Some(r) = &meta.resume {
         println!("  resume: {}", sanitize(r));

@@ -61,6 +61,13 @@ pub trait Backend: Send + Sync + 'static {
     /// and never waiting behind a sweep that is already running.
     fn refresh(&self, max_age: Duration);
 
+    /// The source roots the served sessions come from: an export reads no
+    /// file whose real path (symlinks resolved) lies outside them. Empty =
+    /// unknown (only regular files, never a symlink, are then exported).
+    fn roots(&self) -> Vec<PathBuf> {
+        Vec::new()
+    }
+
     /// Re-reads one session from its source files (for `locate`). Reads only
     /// the files listed in the entry. `Ok(None)` = the files no longer yield
     /// this session.

@@ -89,6 +89,15 @@ impl Backend for StoreBackend {
         }
     }
 
+    fn roots(&self) -> Vec<std::path::PathBuf> {
+        let roots = &self.indexer.options().roots;
+        roots
+            .all()
+            .into_iter()
+            .map(|(_, p)| p.to_path_buf())
+            .collect()
+    }
+
     fn status(&self) -> IndexStatus {
         let p = self.indexer.progress().snapshot();
         IndexStatus {

@@ -160,6 +160,7 @@ pub fn recall_with_retention(home: &Path) -> Command {
         "PI_CODING_AGENT_DIR",
         "INTENDANT_HOME",
         "NO_COLOR",
+        "RECALL_TOKEN",
     ] {
         c.env_remove(v);
     }

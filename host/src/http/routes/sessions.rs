@@ -2,12 +2,11 @@
 //! `until`, `parent` — newest first (by `updated_ms`, then key), paged by
 //! an opaque keyset cursor that survives publishes.
 
-use super::{blocking, json_value, limit, pairs, param, respond, Pairs};
+use super::{blocking, json_value, limit, pairs, param, respond, QueryPairs};
 use crate::http::errors::ApiError;
 use crate::http::lineage;
 use crate::http::AppState;
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::response::Response;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
@@ -122,11 +121,11 @@ fn sort_ts(e: &ManifestEntry) -> i64 {
 }
 
 /// The handler.
-pub async fn list(State(st): State<AppState>, q: Result<Query<Pairs>, QueryRejection>) -> Response {
+pub async fn list(State(st): State<AppState>, q: Result<QueryPairs, ApiError>) -> Response {
     respond(run(st, q).await)
 }
 
-async fn run(st: AppState, q: Result<Query<Pairs>, QueryRejection>) -> Result<Response, ApiError> {
+async fn run(st: AppState, q: Result<QueryPairs, ApiError>) -> Result<Response, ApiError> {
     let p = pairs(q)?;
     let filter = Filter::parse(&p)?;
     let page = limit(param(&p, "limit"), DEFAULT_LIMIT, MAX_LIMIT);
