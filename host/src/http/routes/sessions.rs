@@ -115,6 +115,35 @@ struct ListCursor {
     key: String,
 }
 
+/// Reads the query string as the handler does (filters, limit, cursor),
+/// without a store: for the fuzz targets.
+pub fn check_params(p: &[(String, String)]) -> Result<(), ApiError> {
+    let filter = Filter::parse(p)?;
+    let _ = limit(param(p, "limit"), DEFAULT_LIMIT, MAX_LIMIT);
+    if let Some(c) = param(p, "cursor").filter(|c| !c.is_empty()) {
+        decode_cursor(c, &filter.fingerprint())?;
+    }
+    Ok(())
+}
+
+/// Decodes a list cursor made for the listing whose filters' fingerprint is
+/// `qh`: the last `(sort ts, key)` returned, or 400 `invalid_cursor`.
+pub fn decode_cursor(raw: &str, qh: &str) -> Result<(i64, String), ApiError> {
+    let invalid = || {
+        ApiError::new(
+            axum::http::StatusCode::BAD_REQUEST,
+            "invalid_cursor",
+            "the cursor is not valid for this listing",
+        )
+    };
+    let bytes = URL_SAFE_NO_PAD.decode(raw.trim()).map_err(|_| invalid())?;
+    let cur: ListCursor = serde_json::from_slice(&bytes).map_err(|_| invalid())?;
+    if cur.v != 1 || cur.qh != qh {
+        return Err(invalid());
+    }
+    Ok((cur.ts, cur.key))
+}
+
 /// Sort key: newest `updated_ms` first (sessions without one last), then key.
 fn sort_ts(e: &ManifestEntry) -> i64 {
     e.meta.updated_ms.or(e.meta.created_ms).unwrap_or(i64::MIN)
@@ -132,21 +161,7 @@ async fn run(st: AppState, q: Result<QueryPairs, ApiError>) -> Result<Response, 
     let qh = filter.fingerprint();
     let after = match param(&p, "cursor").filter(|c| !c.is_empty()) {
         None => None,
-        Some(c) => {
-            let invalid = || {
-                ApiError::new(
-                    axum::http::StatusCode::BAD_REQUEST,
-                    "invalid_cursor",
-                    "the cursor is not valid for this listing",
-                )
-            };
-            let bytes = URL_SAFE_NO_PAD.decode(c.trim()).map_err(|_| invalid())?;
-            let cur: ListCursor = serde_json::from_slice(&bytes).map_err(|_| invalid())?;
-            if cur.v != 1 || cur.qh != qh {
-                return Err(invalid());
-            }
-            Some((cur.ts, cur.key))
-        }
+        Some(c) => Some(decode_cursor(c, &qh)?),
     };
     let backend = st.backend.clone();
     let body = blocking(move || {
