@@ -81,11 +81,27 @@ cargo_tests() {
   fi
 }
 
+# ---- fuzz targets (owned by harden) -----------------------------------------
+# With a nightly toolchain and cargo-fuzz: every target of fuzz/ for a few
+# seconds (RECALL_FUZZ_SECS, default 5), report in target/fuzz-smoke.md. Without
+# them: the stable proptest equivalents of the same entry points (also part of
+# `cargo test --workspace`; run here so the step says which one ran).
+fuzz_smoke() {
+  if cargo +nightly --version >/dev/null 2>&1 && cargo +nightly fuzz --version >/dev/null 2>&1; then
+    FUZZ_REPORT="$PWD/target/fuzz-smoke.md" bash bench/fuzz.sh "${RECALL_FUZZ_SECS:-5}"
+  else
+    echo "no nightly toolchain or cargo-fuzz: running the proptest equivalents"
+    cargo test -p recall-host --test fuzz_equivalents
+  fi
+}
+# ---- end of fuzz targets ----------------------------------------------------
+
 step "prerequisites (python3, tests/shared)" check_prerequisites
 step "install wasm32 target" install_wasm_target
 step "install wasm-bindgen CLI" install_wasm_bindgen
 step "pkg/ is current (cargo xtask wasm --check)" cargo xtask wasm --check
 step "cargo test --workspace" cargo_tests
+step "fuzz targets (cargo-fuzz, or their proptest equivalents)" fuzz_smoke
 
 # ---- browser tests (dashboard, offline mode, report viewer) -----------------
 # Owned by the web engineer. Headless Chromium comes from Debian (Playwright's
