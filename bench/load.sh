@@ -43,16 +43,17 @@ base, work = sys.argv[1], sys.argv[2]
 def get(path):
     with urllib.request.urlopen(base + path, timeout=30) as r:
         return json.load(r)
-for _ in range(600):
+for _ in range(1200):
     try:
-        v = get("/api/sessions?limit=500")
-        if v.get("state") != "building" and v["sessions"]:
+        st = get("/api/index/status")
+        if st.get("phase") in ("current", "degraded"):
             break
     except Exception:
         pass
     time.sleep(0.5)
 else:
     sys.exit("the index never finished building")
+v = get("/api/sessions?limit=500")
 keys = [s["session_key"] for s in v["sessions"]]
 words = ["error", "test", "file", "build", "function", "config", "the", "fix", "update", "data"]
 q = urllib.parse.quote
@@ -107,7 +108,7 @@ mkdir -p bench/results
   echo
   echo "Server RSS: $rss_start MiB before, $rss_max MiB at most, $rss_end MiB after."
   fivexx=$(grep -h '^STATUS' "$work"/{search,export,locate}.out | grep -o ' 5[0-9][0-9]=[0-9]*' \
-    | awk -F= '{s += $2} END {print s + 0}')
+    | awk -F= '{s += $2} END {print s + 0}' || true)
   echo "5xx answers: ${fivexx:-0}."
 } | tee -a "$report"
 echo "load.sh: report in $report"
