@@ -20,7 +20,7 @@ cargo +nightly --version >/dev/null 2>&1 || { echo "fuzz.sh: no nightly toolchai
 cargo +nightly fuzz --version >/dev/null 2>&1 || { echo "fuzz.sh: cargo-fuzz is not installed" >&2; exit 2; }
 
 cd fuzz
-cargo +nightly fuzz build -O || exit 1
+cargo +nightly fuzz build || exit 1
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || mapfile -t targets < <(cargo +nightly fuzz list)
 
@@ -58,7 +58,7 @@ for t in "${targets[@]}"; do
   log=$(mktemp)
   before=$(find "artifacts/$t" -type f 2>/dev/null | wc -l)
   start=$SECONDS
-  cargo +nightly fuzz run -O "$t" -- -max_total_time="$secs" -timeout=20 -rss_limit_mb=2048 \
+  cargo +nightly fuzz run "$t" -- -max_total_time="$secs" -timeout=20 -rss_limit_mb=2048 \
     -print_final_stats=1 >"$log" 2>&1
   rc=$?
   took=$((SECONDS - start))

@@ -35,7 +35,11 @@ fn append(path: &Path, m: usize) {
     let mut f = std::fs::OpenOptions::new().append(true).open(path).unwrap();
     let id = format!("ff{m:06}");
     let text = format!("appended message {m} with a needle{m}");
-    let role = if m.is_multiple_of(2) { "user" } else { "assistant" };
+    let role = if m.is_multiple_of(2) {
+        "user"
+    } else {
+        "assistant"
+    };
     f.write_all(pi_message(&id, None, role, &text, 1_790_000_100_000 + m as i64).as_bytes())
         .unwrap();
 }
