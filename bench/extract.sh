@@ -16,11 +16,11 @@ SIZE=${2:-1G}
 RUNS=${3:-3}
 SEED=42
 REPO=$(cd "$(dirname "$0")/.." && pwd)
-GEN="$REPO/../shared/corpus-gen/gen.py"
+GEN="$REPO/tests/shared/corpus-gen/gen.py"
 OUT=${RECALL_BENCH_DIR:-/tmp/recall-bench-extract}
 STAMP="sources=$SOURCES size=$SIZE seed=$SEED"
 
-[ -f "$GEN" ] || { echo "corpus generator not found at $GEN (shared/ must sit beside the repo)" >&2; exit 2; }
+[ -f "$GEN" ] || { echo "corpus generator not found at $GEN (vendored under tests/shared/)" >&2; exit 2; }
 if [ "$(cat "$OUT/stamp" 2>/dev/null)" != "$STAMP" ]; then
     mkdir -p "$OUT"
     python3 "$GEN" --out "$OUT" --seed "$SEED" --target-bytes "$SIZE" --sources "$SOURCES" --force

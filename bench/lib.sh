@@ -8,7 +8,7 @@
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 target_dir=${CARGO_TARGET_DIR:-$root/target}
-gen=${GEN:-$root/../shared/corpus-gen/gen.py}
+gen=${GEN:-$root/tests/shared/corpus-gen/gen.py}
 # Every variable that would point recall elsewhere than `--home`.
 HERMETIC=(-u RECALL_HOME -u CLAUDE_CONFIG_DIR -u CODEX_HOME -u KIMI_CODE_HOME -u KIMI_SHARE_DIR
   -u PI_CODING_AGENT_DIR -u INTENDANT_HOME)

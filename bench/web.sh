@@ -14,7 +14,7 @@ bin=target/release/recall
 mkdir -p bench/work bench/results
 
 if [ ! -f "$work/truth.jsonl" ]; then
-  python3 ../shared/corpus-gen/gen.py --out "$work" --seed 3 --target-bytes "$size" --force
+  python3 tests/shared/corpus-gen/gen.py --out "$work" --seed 3 --target-bytes "$size" --force
 fi
 home=$work/home
 cargo build --release -p recall-host

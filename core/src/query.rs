@@ -367,9 +367,13 @@ fn parse_bool(v: Option<&str>, name: &str, default: bool) -> Result<bool, QueryE
 }
 
 fn parse_limit(v: Option<&str>) -> usize {
-    match v.map(str::trim).and_then(|s| s.parse::<i64>().ok()) {
-        Some(n) => n.clamp(1, MAX_LIMIT as i64) as usize,
-        None => DEFAULT_LIMIT,
+    use core::num::IntErrorKind;
+    // An integer too large for i64 is still an integer: clamped, not ignored.
+    match v.map(str::trim).map(str::parse::<i64>) {
+        Some(Ok(n)) => n.clamp(1, MAX_LIMIT as i64) as usize,
+        Some(Err(e)) if *e.kind() == IntErrorKind::PosOverflow => MAX_LIMIT,
+        Some(Err(e)) if *e.kind() == IntErrorKind::NegOverflow => 1,
+        _ => DEFAULT_LIMIT,
     }
 }
 
@@ -470,6 +474,8 @@ mod tests {
         assert_eq!(lim("500"), 100);
         assert_eq!(lim("abc"), 20);
         assert_eq!(lim("7"), 7);
+        assert_eq!(lim("12345678901234567890"), 100);
+        assert_eq!(lim("-12345678901234567890"), 1);
     }
 
     #[test]

@@ -5,6 +5,8 @@ pub mod catalog;
 pub mod cli;
 pub mod demo;
 pub mod extract;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod http;
 pub mod index;
 pub mod mcp;

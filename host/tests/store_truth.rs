@@ -32,7 +32,7 @@ fn token(text: &str) -> Option<&str> {
 
 #[test]
 fn every_truth_record_is_found_through_the_store() {
-    let gen = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus-gen/gen.py");
+    let gen = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/shared/corpus-gen/gen.py");
     assert!(
         gen.exists(),
         "corpus generator missing at {}",

@@ -1,4 +1,4 @@
-//! Truth harness: generates a fake home with `shared/corpus-gen/gen.py`, runs
+//! Truth harness: generates a fake home with `tests/shared/corpus-gen/gen.py`, runs
 //! the real extractors over it and compares their output with the
 //! generator's exact `truth.jsonl` (DESIGN.md §10).
 //!
@@ -24,12 +24,13 @@ pub const SHOWN_DIFFS: usize = 40;
 /// How many differences one session may contribute (later ones are noise).
 const DIFFS_PER_SESSION: usize = 6;
 
-/// The repository's sibling `shared/` directory (`<repo>/../shared`).
+/// The vendored copy of the shared folder (`<repo>/tests/shared`, kept equal
+/// to `<repo>/../shared` by `tests/tests/vendored.rs`).
 pub fn shared_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("shared")
 }
 
-/// `<repo>/../shared/corpus-gen/gen.py`.
+/// `<repo>/tests/shared/corpus-gen/gen.py`.
 pub fn gen_py() -> PathBuf {
     shared_dir().join("corpus-gen/gen.py")
 }
@@ -101,7 +102,7 @@ pub fn generate_with(
     let gen = gen_py();
     if !gen.is_file() {
         return Err(format!(
-            "corpus generator missing at {} (the repo expects shared/ beside it)",
+            "corpus generator missing at {} (vendored under tests/shared/)",
             gen.display()
         ));
     }

@@ -61,7 +61,7 @@ pub fn truth_sessions() -> Vec<TruthSession> {
     let dir = repo_root().join(format!("bench/work/gen-s{SEED}-n{SESSIONS}"));
     let truth = dir.join("truth.jsonl");
     if !truth.is_file() {
-        let gen = repo_root().join("../shared/corpus-gen/gen.py");
+        let gen = repo_root().join("tests/shared/corpus-gen/gen.py");
         let status = Command::new("python3")
             .arg(&gen)
             .arg("--out")

@@ -3,8 +3,8 @@
 
 use super::{bar, Globals};
 use crate::extract::Roots;
-use crate::index::{IndexOptions, Indexer, SweepReport};
-use crate::store::{self, Store};
+use crate::index::{IndexError, IndexOptions, Indexer, SweepReport};
+use crate::store::{self, Store, StoreError};
 use anyhow::Context as _;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -12,6 +12,9 @@ use std::time::Duration;
 
 /// A query first sweeps when the last sweep is older than this (DESIGN.md §6).
 pub const REFRESH_AFTER: Duration = Duration::from_secs(1);
+
+/// Sweeps started again after the store was cleared under them.
+const SWEEP_RETRIES: u32 = 3;
 
 /// `p` canonicalized when it exists, else made absolute.
 fn stable_path(p: PathBuf) -> PathBuf {
@@ -68,12 +71,23 @@ impl Context {
         })
     }
 
-    /// Runs one sweep, with a progress bar when stderr is a terminal.
+    /// Runs one sweep, with a progress bar when stderr is a terminal. A
+    /// sweep whose publish found the store cleared (or rebuilt) under it by
+    /// another process (`recall clear`) starts again on the new store, a few
+    /// times at most.
     pub fn sweep(&self) -> anyhow::Result<SweepReport> {
-        let bar = bar::Bar::start(self.indexer.progress().clone());
-        let r = self.indexer.sweep();
-        bar.finish();
-        Ok(r?)
+        let mut attempts = 0;
+        loop {
+            let bar = bar::Bar::start(self.indexer.progress().clone());
+            let r = self.indexer.sweep();
+            bar.finish();
+            match r {
+                Err(IndexError::Store(StoreError::StoreChanged)) if attempts < SWEEP_RETRIES => {
+                    attempts += 1;
+                }
+                other => return Ok(other?),
+            }
+        }
     }
 
     /// The query-time refresh: the first backfill runs in full (with a

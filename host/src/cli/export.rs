@@ -26,7 +26,8 @@ pub fn run(g: &Globals, a: ExportArgs) -> anyhow::Result<Found> {
     ctx.refresh();
     let manifest = ctx.store.current()?;
     let plan = match export::plan(&manifest, &a.key, ctx.now_ms) {
-        Ok(p) => p,
+        // As over HTTP: nothing from outside the source roots.
+        Ok(p) => p.confined_to(roots(&ctx.indexer.options().roots)),
         Err(ExportError::NotFound) => bail!("session_not_found: no session {:?}", a.key),
         Err(e) => return Err(e.into()),
     };
@@ -46,4 +47,8 @@ pub fn run(g: &Globals, a: ExportArgs) -> anyhow::Result<Found> {
         a.output.display()
     );
     Ok(Found::Yes)
+}
+
+fn roots(r: &crate::extract::Roots) -> Vec<PathBuf> {
+    r.all().into_iter().map(|(_, p)| p.to_path_buf()).collect()
 }

@@ -83,7 +83,8 @@ fn snippet(hit: &Hit, style: &Style) -> String {
 }
 
 fn heading(s: &SessionHits, style: &Style) -> String {
-    let mut h = style.paint("35", &s.session_key);
+    // A key carries the agent's session id, which a transcript chooses.
+    let mut h = style.paint("35", &sanitize(&s.session_key));
     if let Some(t) = &s.title {
         h.push_str("  ");
         h.push_str(&style.paint("1", &sanitize(t)));
@@ -197,6 +198,26 @@ mod tests {
         assert_eq!(snippet(&h, &on), "…say \x1b[1;31mStraße\x1b[0m now");
         let off = Style { on: false };
         assert_eq!(snippet(&h, &off), "…say Straße now");
+    }
+
+    #[test]
+    fn session_keys_are_sanitized_in_headings() {
+        let s = SessionHits {
+            session_key: "pi:\x1b]0;owned\x07\x1b]52;c;ZXZpbA==\x07".into(),
+            source: recall_core::model::Source::Pi,
+            session_id: "x".into(),
+            title: None,
+            cwd: None,
+            branch: None,
+            best_ts_ms: 0,
+            total_hits: 0,
+            source_gone: false,
+            resume: None,
+            hits: vec![],
+        };
+        let out = heading(&s, &Style { on: false });
+        assert!(!out.contains('\x1b') && !out.contains('\x07'), "{out:?}");
+        assert!(out.starts_with("pi: ]0;owned"), "{out:?}");
     }
 
     #[test]

@@ -11,7 +11,7 @@ use crate::store::Store;
 use anyhow::Context as _;
 use clap::Args;
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -24,9 +24,15 @@ pub struct ServeArgs {
     /// Also accept requests whose Host header names HOST (repeatable); loopback names always pass.
     #[arg(long = "allow-host", value_name = "HOST")]
     pub allow_host: Vec<String>,
-    /// Require `Authorization: Bearer TOKEN` on every /api/ request.
+    /// Require `Authorization: Bearer TOKEN` on every /api/ request. Every
+    /// local user can read it in the process list: prefer --token-file or
+    /// the RECALL_TOKEN variable.
     #[arg(long, value_name = "TOKEN")]
     pub token: Option<String>,
+    /// Read the token from FILE (its first line). Without --token or
+    /// --token-file, a non-empty RECALL_TOKEN variable is the token.
+    #[arg(long, value_name = "FILE", conflicts_with = "token")]
+    pub token_file: Option<PathBuf>,
     /// Seconds between index sweeps.
     #[arg(long, value_name = "SECS", default_value_t = 30)]
     pub sweep_interval: u64,
@@ -44,17 +50,57 @@ pub struct ServeArgs {
 }
 
 impl ServeArgs {
-    fn options(&self) -> ServeOptions {
-        ServeOptions {
+    /// The token: `--token-file`, else `--token` (with a warning), else
+    /// `RECALL_TOKEN`.
+    fn token(&self) -> anyhow::Result<Option<String>> {
+        if let Some(path) = &self.token_file {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read the token file {}", path.display()))?;
+            let token = text.lines().next().unwrap_or("").trim().to_string();
+            if token.is_empty() {
+                anyhow::bail!("the token file {} is empty", path.display());
+            }
+            warn_if_shared(path);
+            return Ok(Some(token));
+        }
+        if let Some(t) = &self.token {
+            eprintln!(
+                "recall: warning: a token given with --token is visible to every local user \
+                 in the process list; use --token-file FILE or RECALL_TOKEN instead"
+            );
+            return Ok(Some(t.clone()));
+        }
+        Ok(std::env::var("RECALL_TOKEN").ok().filter(|t| !t.is_empty()))
+    }
+
+    fn options(&self) -> anyhow::Result<ServeOptions> {
+        Ok(ServeOptions {
             bind: self.bind,
             security: Security {
                 allow_hosts: self.allow_host.clone(),
-                token: self.token.clone(),
+                token: self.token()?,
             },
             index: !self.no_index,
             sweep_every: Duration::from_secs(self.sweep_interval.max(1)),
             refresh_after: super::context::REFRESH_AFTER,
             stop_on_ctrl_c: true,
+            conn: Default::default(),
+        })
+    }
+}
+
+/// Warns when other users may read the token file.
+fn warn_if_shared(path: &Path) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        if let Ok(m) = std::fs::metadata(path) {
+            if m.permissions().mode() & 0o077 != 0 {
+                eprintln!(
+                    "recall: warning: the token file {} is readable by other users (chmod 600 it)",
+                    path.display()
+                );
+            }
         }
     }
 }
@@ -109,7 +155,9 @@ pub fn serve_home(
         Arc::new(Arena::new(a.arena_mib.max(1) << 20)),
     );
     let backend = Arc::new(StoreBackend::new(indexer, catalog, !a.no_index).serving_demo(demo));
-    let server = Server::start(backend, a.options()).map_err(bind_hint)?;
+    let options = a.options()?;
+    let needs_token = options.security.token.is_some();
+    let server = Server::start(backend, options).map_err(bind_hint)?;
     eprintln!(
         "recall: serving http://{} (store {}{})",
         server.addr(),
@@ -120,8 +168,15 @@ pub fn serve_home(
             format!(", sweeping every {} s", a.sweep_interval.max(1))
         }
     );
+    if let Some(link) = server.login_link() {
+        eprintln!(
+            "recall: the API needs the token; open the dashboard with this one-time link \
+             (valid {} min): {link}",
+            crate::http::login::CODE_TTL.as_secs() / 60
+        );
+    }
     // `recall search` on this store answers through this daemon.
-    let _advert = super::daemon::advertise(store.dir(), server.addr(), a.token.is_some());
+    let _advert = super::daemon::advertise(store.dir(), server.addr(), needs_token);
     server.wait();
     Ok(Found::Yes)
 }

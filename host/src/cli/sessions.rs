@@ -131,7 +131,7 @@ pub fn run(g: &Globals, a: SessionsArgs) -> anyhow::Result<Found> {
                 "{}  {:>5} msgs  {}  {}{}",
                 minute_opt(m.updated_ms),
                 m.messages,
-                k,
+                sanitize(k),
                 sanitize(m.title.as_deref().unwrap_or("(untitled)")),
                 if e.source_gone { "  [source gone]" } else { "" }
             )?;

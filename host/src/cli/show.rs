@@ -79,12 +79,12 @@ pub fn run(g: &Globals, a: ShowArgs) -> anyhow::Result<Found> {
     let bytes = ctx
         .store
         .generation_bytes(&entry.generation_file)
-        .with_context(|| format!("cannot read the shard of {key}"))?;
+        .with_context(|| format!("cannot read the shard of {}", sanitize(key)))?;
     if a.query.any() {
         return super::show_query::run(&a.query, &entry.generation_file, &bytes, a.full, a.json);
     }
     let shard: Shard = serde_json::from_slice(&bytes)
-        .with_context(|| format!("the shard of {key} is not valid"))?;
+        .with_context(|| format!("the shard of {} is not valid", sanitize(key)))?;
     let active = derive_active(&shard.records, &shard.marks);
     if a.json {
         let records: Vec<JsonRecord<'_>> = shard
@@ -114,7 +114,8 @@ pub fn run(g: &Globals, a: ShowArgs) -> anyhow::Result<Found> {
     }
     let meta = &entry.meta;
     outln!(
-        "{key}  {}",
+        "{}  {}",
+        sanitize(key),
         sanitize(meta.title.as_deref().unwrap_or("(untitled)"))
     )?;
     outln!(
@@ -133,7 +134,9 @@ pub fn run(g: &Globals, a: ShowArgs) -> anyhow::Result<Found> {
         outln!("  branch: {}", sanitize(b))?;
     }
     if let Some(p) = &meta.parent {
-        outln!("  parent: {} ({:?})", p.key, p.relation)?;
+    outln!(
+        "{}  {}",
+        sanitize(key),
     }
     if let Some(r) = &meta.resume {
         outln!("  resume: {}", sanitize(r))?;

@@ -60,6 +60,14 @@ pub async fn serve(uri: Uri) -> Response {
             header::CONTENT_TYPE,
             HeaderValue::from_static("text/html; charset=utf-8"),
         );
+        // Its one inline style block; no script.
+        r.headers_mut().insert(
+            header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static(
+                "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; \
+                 form-action 'none'; frame-ancestors 'none'",
+            ),
+        );
         r
     } else {
         return (StatusCode::NOT_FOUND, "not found\n").into_response();

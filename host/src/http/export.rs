@@ -4,7 +4,10 @@
 //! `GET /api/session/{key}/export` and `recall export`.
 //!
 //! Only the files the manifest lists for those sessions are read, each up to
-//! the length it had when the export started (an agent may be appending).
+//! the length it had when the export started (an agent may be appending);
+//! only regular files, opened without blocking, and never one whose real
+//! path lies outside the source roots (a symlink planted in a session's
+//! folder): those are listed under `missing` with the reason.
 
 use super::lineage;
 use recall_core::model::Manifest;
@@ -47,6 +50,55 @@ pub struct ExportPlan {
     pub files: Vec<ExportFile>,
     /// The `recall-export.json` body.
     pub index: serde_json::Value,
+    /// The real paths (symlinks resolved) files must lie under; `None` =
+    /// no roots known: only regular files that are not symlinks.
+    pub roots: Option<Vec<PathBuf>>,
+}
+
+impl ExportPlan {
+    /// Confines the export to files under `roots` (resolved now; an empty
+    /// list leaves the plan unconfined but still refusing symlinks).
+    pub fn confined_to(mut self, roots: Vec<PathBuf>) -> ExportPlan {
+        if !roots.is_empty() {
+            let real = roots
+                .iter()
+                .filter_map(|r| std::fs::canonicalize(r).ok())
+                .collect();
+            self.roots = Some(real);
+        }
+        self
+    }
+}
+
+/// Opens one listed file for the archive, or says why it is left out.
+fn open_listed(path: &Path, roots: Option<&[PathBuf]>) -> Result<(File, u64), String> {
+    let reason = |e: io::Error| e.kind().to_string();
+    let link = std::fs::symlink_metadata(path).map_err(reason)?;
+    let real = match roots {
+        None if link.file_type().is_symlink() => return Err("a symlink".into()),
+        None => path.to_path_buf(),
+        Some(roots) => {
+            let real = std::fs::canonicalize(path).map_err(reason)?;
+            if !roots.iter().any(|r| real.starts_with(r)) {
+                return Err("outside the source roots".into());
+            }
+            real
+        }
+    };
+    let mut opts = std::fs::OpenOptions::new();
+    opts.read(true);
+    // A FIFO swapped in must not block the export.
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
+    }
+    let file = opts.open(&real).map_err(reason)?;
+    let meta = file.metadata().map_err(reason)?;
+    if !meta.is_file() {
+        return Err("not a regular file".into());
+    }
+    Ok((file, meta.len()))
 }
 
 /// Plans the export of `key` and its descendants from `manifest`.
@@ -103,6 +155,7 @@ pub fn plan(manifest: &Manifest, key: &str, now_ms: i64) -> Result<ExportPlan, E
         key: key.to_string(),
         files,
         index,
+        roots: None,
     })
 }
 
@@ -114,14 +167,10 @@ pub fn write_zip<W: Write>(plan: &ExportPlan, out: W) -> Result<(), ExportError>
     let mut missing = Vec::new();
     let mut buf = vec![0u8; 64 << 10];
     for f in &plan.files {
-        let opened = File::open(&f.path).and_then(|file| {
-            let len = file.metadata()?.len();
-            Ok((file, len))
-        });
-        let (file, len) = match opened {
+        let (file, len) = match open_listed(&f.path, plan.roots.as_deref()) {
             Ok(x) => x,
-            Err(e) => {
-                missing.push(json!({"name": f.name, "reason": e.kind().to_string()}));
+            Err(reason) => {
+                missing.push(json!({"name": f.name, "reason": reason}));
                 continue;
             }
         };

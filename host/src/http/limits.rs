@@ -1,5 +1,7 @@
-//! Request limits: at most two searches at once (429 `busy` beyond), and
-//! caps on the request line and body sizes (the API takes no bodies).
+//! Request limits: at most two searches, two exports and two locates at
+//! once, each on its own slots (429 `busy` beyond, so a flood of exports or
+//! locates never takes a search's place nor the blocking threads), and caps
+//! on the request line and body sizes (the API takes no bodies).
 
 use super::errors::ApiError;
 use axum::extract::Request;
@@ -17,28 +19,50 @@ pub const MAX_URI_BYTES: usize = 8 << 10;
 /// Largest accepted request body (no route reads one).
 pub const MAX_BODY_BYTES: u64 = 16 << 10;
 
-/// Slots for concurrent searches.
-#[derive(Clone, Debug)]
-pub struct SearchSlots(Arc<Semaphore>);
+/// Exports streaming at the same time.
+pub const MAX_CONCURRENT_EXPORTS: usize = 2;
+/// `?locate=` page reads (each re-extracts a session) at the same time.
+pub const MAX_CONCURRENT_LOCATES: usize = 2;
 
-impl Default for SearchSlots {
-    fn default() -> SearchSlots {
-        SearchSlots::new(MAX_CONCURRENT_SEARCHES)
+/// Slots for one kind of heavy request.
+#[derive(Clone, Debug)]
+pub struct Slots {
+    sem: Arc<Semaphore>,
+    what: &'static str,
+}
+
+/// Slots for concurrent searches.
+pub type SearchSlots = Slots;
+
+impl Default for Slots {
+    fn default() -> Slots {
+        Slots::new(MAX_CONCURRENT_SEARCHES)
     }
 }
 
-impl SearchSlots {
-    /// `n` slots.
-    pub fn new(n: usize) -> SearchSlots {
-        SearchSlots(Arc::new(Semaphore::new(n)))
+impl Slots {
+    /// `n` search slots.
+    pub fn new(n: usize) -> Slots {
+        Slots::named(n, "searches")
+    }
+
+    /// `n` slots for `what` (plural, for the 429 message).
+    pub fn named(n: usize, what: &'static str) -> Slots {
+        Slots {
+            sem: Arc::new(Semaphore::new(n)),
+            what,
+        }
     }
 
     /// Takes a slot without waiting, or answers 429 `busy`.
     pub fn try_take(&self) -> Result<OwnedSemaphorePermit, ApiError> {
-        self.0
-            .clone()
-            .try_acquire_owned()
-            .map_err(|_| ApiError::busy())
+        self.sem.clone().try_acquire_owned().map_err(|_| {
+            ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "busy",
+                format!("too many {} are running; retry shortly", self.what),
+            )
+        })
     }
 }
 

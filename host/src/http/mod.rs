@@ -3,25 +3,33 @@
 //! the store current while the server runs.
 //!
 //! One module per concern: [`routes`] (one file per route family),
-//! [`security`] (Host allowlist, token), [`limits`] (429, sizes),
-//! [`errors`] (the §7 error body), [`logging`] (no query text, ever),
-//! [`assets`] (the embedded front end), [`locate`], [`lineage`], [`export`].
+//! [`security`] (Host allowlist, token), [`login`] (the dashboard's one-time
+//! link and cookie), [`headers`] (CSP and friends on every response),
+//! [`limits`] (429, sizes), [`conn`] (connection cap and timeouts),
+//! [`query`] (strict query-string decoding), [`errors`] (the §7 error body),
+//! [`logging`] (no query text, ever), [`assets`] (the embedded front end),
+//! [`locate`], [`lineage`], [`export`].
 
 pub mod assets;
 pub mod backend;
+pub mod conn;
 pub mod errors;
 pub mod export;
+pub mod headers;
 pub mod limits;
 pub mod lineage;
 pub mod locate;
 pub mod logging;
+pub mod login;
 pub mod mem;
+pub mod query;
 pub mod routes;
 pub mod security;
 mod server;
 pub mod store_backend;
 
 pub use backend::{Backend, BackendError, IndexStatus, Phase};
+pub use conn::ConnLimits;
 pub use mem::MemBackend;
 pub use security::Security;
 pub use server::{router, AppState, ServeError, ServeOptions, Server};

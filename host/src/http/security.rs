@@ -3,6 +3,7 @@
 //! and the check that decides which binds need one.
 
 use super::errors::ApiError;
+use super::login::Logins;
 use axum::extract::{Request, State};
 use axum::http::{header, StatusCode};
 use axum::middleware::Next;
@@ -99,12 +100,32 @@ pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
         == 0
 }
 
-/// Middleware: refuses unknown Host names (403 `forbidden_host`) and, on
-/// `/api/` routes, requests without the token (401 `unauthorized`).
-pub async fn guard(State(sec): State<Arc<Security>>, req: Request, next: Next) -> Response {
-    let host = req
-        .headers()
-        .get(header::HOST)
+/// What the guard middleware checks against.
+#[derive(Debug)]
+pub struct Guard {
+    /// The access policy.
+    pub security: Security,
+    /// Login state when the server has a token (its cookie passes `/api/*`).
+    pub logins: Option<Arc<Logins>>,
+}
+
+/// Middleware: refuses a request with more than one Host header (400
+/// `bad_request`: which one would a proxy have checked?), unknown Host names
+/// (403 `forbidden_host`) and, on `/api/` routes, requests with neither the
+/// bearer token nor the login cookie (401 `unauthorized`).
+pub async fn guard(State(g): State<Arc<Guard>>, req: Request, next: Next) -> Response {
+    let sec = &g.security;
+    let mut hosts = req.headers().get_all(header::HOST).iter();
+    let first = hosts.next();
+    if hosts.next().is_some() {
+        return ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+            "a request must carry exactly one Host header",
+        )
+        .into_response();
+    }
+    let host = first
         .and_then(|h| h.to_str().ok())
         .map(str::to_string)
         .or_else(|| req.uri().authority().map(|a| a.to_string()));
@@ -121,11 +142,16 @@ pub async fn guard(State(sec): State<Arc<Security>>, req: Request, next: Next) -
             .headers()
             .get(header::AUTHORIZATION)
             .and_then(|h| h.to_str().ok());
-        if !sec.authorized(auth) {
+        let by_cookie = || {
+            g.logins
+                .as_ref()
+                .is_some_and(|l| l.cookie_ok(req.headers()))
+        };
+        if !sec.authorized(auth) && !by_cookie() {
             let mut r = ApiError::new(
                 StatusCode::UNAUTHORIZED,
                 "unauthorized",
-                "this server requires `Authorization: Bearer <token>`",
+                "this server requires `Authorization: Bearer <token>` (or the cookie set by its login link)",
             )
             .into_response();
             r.headers_mut().insert(

@@ -2,10 +2,14 @@
 //! own threads, and stops both on request (or Ctrl-C).
 
 use super::backend::Backend;
+use super::conn::{self, ConnLimits};
 use super::errors::ApiError;
-use super::limits::{self, SearchSlots};
-use super::security::{self, Security, SecurityError};
-use super::{assets, logging, routes};
+use super::limits::{self, SearchSlots, Slots};
+use super::login::{Logins, RandomError};
+use super::query::QueryPairs;
+use super::security::{self, Guard, Security, SecurityError};
+use super::{assets, headers, logging, routes};
+use axum::extract::State;
 use axum::http::{StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -30,8 +34,28 @@ pub struct AppState {
     pub backend: Arc<dyn Backend>,
     /// Concurrent-search slots.
     pub slots: SearchSlots,
+    /// Concurrent-export slots.
+    pub exports: Slots,
+    /// Concurrent-locate slots.
+    pub locates: Slots,
+    /// Login codes and the session cookie (servers with a token).
+    pub logins: Option<Arc<Logins>>,
     /// A search first refreshes the index when the last sweep is older.
     pub refresh_after: Duration,
+}
+
+impl AppState {
+    /// State for `backend` with the default slots and no logins.
+    pub fn new(backend: Arc<dyn Backend>, refresh_after: Duration) -> AppState {
+        AppState {
+            backend,
+            slots: SearchSlots::default(),
+            exports: Slots::named(limits::MAX_CONCURRENT_EXPORTS, "exports"),
+            locates: Slots::named(limits::MAX_CONCURRENT_LOCATES, "locates"),
+            logins: None,
+            refresh_after,
+        }
+    }
 }
 
 /// How to run a server.
@@ -49,6 +73,8 @@ pub struct ServeOptions {
     pub refresh_after: Duration,
     /// Stop on Ctrl-C (the CLI); tests stop the server with [`Server::stop`].
     pub stop_on_ctrl_c: bool,
+    /// Connection cap and timeouts.
+    pub conn: ConnLimits,
 }
 
 impl Default for ServeOptions {
@@ -60,6 +86,7 @@ impl Default for ServeOptions {
             sweep_every: Duration::from_secs(30),
             refresh_after: Duration::from_secs(1),
             stop_on_ctrl_c: false,
+            conn: ConnLimits::default(),
         }
     }
 }
@@ -81,11 +108,18 @@ pub enum ServeError {
     /// The runtime could not start.
     #[error("cannot start the server runtime: {0}")]
     Runtime(std::io::Error),
+    /// No randomness for the login codes.
+    #[error(transparent)]
+    Random(#[from] RandomError),
 }
 
 /// The router with every route and layer.
 pub fn router(state: AppState, security: Security) -> Router {
     let compress = DefaultPredicate::new().and(NotForContentType::const_new("application/zip"));
+    let guard = Arc::new(Guard {
+        security,
+        logins: state.logins.clone(),
+    });
     Router::new()
         .route("/api/sessions/message-search", get(routes::search::search))
         .route("/api/sessions", get(routes::sessions::list))
@@ -122,17 +156,27 @@ pub fn router(state: AppState, security: Security) -> Router {
             "/api/index/generations/{file}",
             get(routes::shards::generation),
         )
+        .route("/login", get(login))
         .fallback(fallback)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(state)
         .layer(CompressionLayer::new().compress_when(compress))
         .layer(middleware::from_fn(limits::size_limits))
-        .layer(middleware::from_fn_with_state(
-            Arc::new(security),
-            security::guard,
-        ))
+        .layer(middleware::from_fn_with_state(guard, security::guard))
         .layer(middleware::from_fn(logging::access_log))
         .layer(CatchPanicLayer::custom(panic_response))
+        .layer(middleware::from_fn(headers::security_headers))
+}
+
+/// `GET /login?code=…` (see [`super::login`]).
+async fn login(State(st): State<AppState>, q: Result<QueryPairs, ApiError>) -> Response {
+    let Some(logins) = st.logins.clone() else {
+        return ApiError::not_found("this server has no token, so no login").into_response();
+    };
+    let code = q
+        .ok()
+        .and_then(|QueryPairs(p)| routes::param(&p, "code").map(str::to_string));
+    logins.answer(code.as_deref())
 }
 
 async fn fallback(uri: Uri) -> Response {
@@ -159,6 +203,7 @@ fn panic_response(_: Box<dyn Any + Send + 'static>) -> Response {
 /// A running server (and its indexer loop).
 pub struct Server {
     addr: SocketAddr,
+    logins: Option<Arc<Logins>>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     stop_indexer: Option<mpsc::Sender<()>>,
     http: Option<JoinHandle<()>>,
@@ -190,12 +235,14 @@ impl Server {
             .enable_all()
             .build()
             .map_err(ServeError::Runtime)?;
-        let state = AppState {
-            backend: backend.clone(),
-            slots: SearchSlots::default(),
-            refresh_after: opts.refresh_after,
+        let logins = match opts.security.token {
+            Some(_) => Some(Arc::new(Logins::new()?)),
+            None => None,
         };
+        let mut state = AppState::new(backend.clone(), opts.refresh_after);
+        state.logins = logins.clone();
         let app = router(state, opts.security.clone());
+        let limits = opts.conn;
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
         let ctrl_c = opts.stop_on_ctrl_c;
         let http = std::thread::Builder::new()
@@ -219,12 +266,7 @@ impl Server {
                             let _ = stop_rx.await;
                         }
                     };
-                    if let Err(e) = axum::serve(listener, app)
-                        .with_graceful_shutdown(shutdown)
-                        .await
-                    {
-                        tracing::error!(target: "recall::http", error = %e, "server stopped");
-                    }
+                    conn::serve(listener, app, limits, shutdown).await;
                 });
             })
             .map_err(ServeError::Runtime)?;
@@ -241,6 +283,7 @@ impl Server {
         };
         Ok(Server {
             addr,
+            logins,
             stop: Some(stop_tx),
             stop_indexer,
             http: Some(http),
@@ -251,6 +294,14 @@ impl Server {
     /// The bound address (with the real port when 0 was asked).
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// A fresh one-time login link for the dashboard (`None` without a
+    /// token: the dashboard needs none). Single use, valid for
+    /// [`super::login::CODE_TTL`].
+    pub fn login_link(&self) -> Option<String> {
+        let code = self.logins.as_ref()?.mint().ok()?;
+        Some(format!("http://{}/login?code={code}", self.addr))
     }
 
     /// Waits until the server stops (Ctrl-C when `stop_on_ctrl_c`). A sweep

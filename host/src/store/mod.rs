@@ -335,7 +335,14 @@ impl Store {
             .flatten()
         {
             let p = ent.path();
-            fs::remove_file(&p).map_err(|e| StoreError::io(&p, e))?;
+            // A writer's temp file may be renamed or removed meanwhile:
+            // gone is what clearing wants.
+            match fs::remove_file(&p) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(StoreError::io(&p, e))
+                }
+                _ => {}
+            }
         }
         checkpoints::prune(&self.dir, wall_ms(), 0);
         let _ = fs::remove_file(self.dir.join(segments::LIST));

@@ -161,6 +161,7 @@ pub fn recall_with_retention(home: &Path) -> Command {
         "INTENDANT_HOME",
         "DSH_HOME",
         "NO_COLOR",
+        "RECALL_TOKEN",
     ] {
         c.env_remove(v);
     }

@@ -21,12 +21,14 @@ use std::path::{Path, PathBuf};
 pub const UNVERIFIED: &str =
     "UNVERIFIED: check every field against the source file, then describe the check here";
 
-/// `<repo>/../shared`; panics with a clear message when it is missing.
+/// The vendored copy of the shared folder, `<repo>/tests/shared` (the real
+/// transcripts under `corpus/`, the generator under `corpus-gen/`); panics
+/// with a clear message when it is missing.
 pub fn shared_dir() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/shared");
     assert!(
         dir.join("corpus").is_dir(),
-        "the real-transcript corpus is missing: expected {} (the repo expects shared/ beside it)",
+        "the vendored real-transcript corpus is missing: expected {}",
         dir.join("corpus").display()
     );
     dir

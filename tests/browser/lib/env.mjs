@@ -13,8 +13,8 @@ import { chromium } from 'playwright-core';
 const here = dirname(fileURLToPath(import.meta.url));
 /** The repository root. */
 export const REPO = resolve(here, '../../..');
-/** The read-only shared folder beside the repository. */
-export const SHARED = process.env.RECALL_SHARED || resolve(REPO, '../shared');
+/** The vendored copy of the shared folder (tests/shared in the repository). */
+export const SHARED = process.env.RECALL_SHARED || resolve(REPO, 'tests/shared');
 /** The recall binary under test. */
 export const BIN = process.env.RECALL_BIN || join(REPO, 'target/debug/recall');
 /** Chromium from Debian. */

@@ -1,7 +1,7 @@
 //! `GET /api/session/{key}/export`: a ZIP of the session's source files and
 //! those of its descendants, streamed as it is written.
 
-use super::{blocking, respond};
+use super::{blocking, respond, QueryPairs};
 use crate::http::errors::ApiError;
 use crate::http::export::{self, ExportError};
 use crate::http::AppState;
@@ -16,14 +16,30 @@ use std::task::{Context, Poll};
 use tokio::sync::mpsc;
 
 /// The handler.
-pub async fn export(State(st): State<AppState>, Path(key): Path<String>) -> Response {
+/// One of the export slots is held from planning until the archive is
+/// written or the client goes away (429 `busy` beyond them).
+pub async fn export(
+    State(st): State<AppState>,
+    Path(key): Path<String>,
+    _q: QueryPairs,
+) -> Response {
+    let permit = match st.exports.try_take() {
+        Ok(p) => p,
+        Err(e) => return respond(Err(e)),
+    };
     let backend = st.backend.clone();
     let planned = blocking(move || {
         let manifest = backend.manifest()?;
-        export::plan(&manifest, &key, crate::http::routes::now_ms()).map_err(|e| match e {
-            ExportError::NotFound => ApiError::session_not_found(),
-            other => ApiError::store_unavailable(other.to_string()),
-        })
+        let plan =
+            export::plan(&manifest, &key, crate::http::routes::now_ms()).map_err(|e| match e {
+                ExportError::NotFound => ApiError::session_not_found(),
+                other => ApiError::store_unavailable(other.to_string()),
+            })?;
+        // Never a byte from outside the roots (a symlink in a session's
+        // folder pointing elsewhere).
+        Ok(plan.confined_to(
+            backend.roots().into_iter().map(|(_, p)| p).collect(),
+        ))
     })
     .await;
     let plan = match planned {
@@ -33,7 +49,11 @@ pub async fn export(State(st): State<AppState>, Path(key): Path<String>) -> Resp
     let (tx, rx) = mpsc::channel::<io::Result<Bytes>>(8);
     let name = export::file_name(&plan.key);
     tokio::task::spawn_blocking(move || {
-        let writer = ChannelWriter { tx: tx.clone() };
+        let _permit = permit;
+        let writer = ChannelWriter {
+            tx: tx.clone(),
+            gone: false,
+        };
         if let Err(e) = export::write_zip(&plan, writer) {
             // The client sees a truncated download, never a corrupt "success".
             let _ = tx.blocking_send(Err(io::Error::other(e.to_string())));
@@ -55,13 +75,27 @@ pub async fn export(State(st): State<AppState>, Path(key): Path<String>) -> Resp
 /// Sends what the ZIP writer writes to the response body, in chunks.
 struct ChannelWriter {
     tx: mpsc::Sender<io::Result<Bytes>>,
+    /// The client went away: reported once, then writes are dropped (so the
+    /// ZIP writer's own clean-up on drop does not complain on stderr).
+    gone: bool,
 }
 
 impl Write for ChannelWriter {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.tx
+        if self.gone {
+            return Ok(buf.len());
+        }
+        if self
+            .tx
             .blocking_send(Ok(Bytes::copy_from_slice(buf)))
-            .map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "the client went away"))?;
+            .is_err()
+        {
+            self.gone = true;
+            return Err(io::Error::new(
+                io::ErrorKind::BrokenPipe,
+                "the client went away",
+            ));
+        }
         Ok(buf.len())
     }
 

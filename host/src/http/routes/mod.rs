@@ -11,18 +11,17 @@ pub mod status;
 pub mod trace;
 
 use super::errors::ApiError;
-use axum::extract::rejection::QueryRejection;
-use axum::extract::Query;
+pub use super::query::QueryPairs;
 use axum::http::{header, HeaderValue};
 use axum::response::{IntoResponse, Response};
 
 /// Query-string pairs in order, as the handlers receive them.
 pub type Pairs = Vec<(String, String)>;
 
-/// Unwraps the query string, answering 400 when it cannot be decoded.
-pub fn pairs(q: Result<Query<Pairs>, QueryRejection>) -> Result<Pairs, ApiError> {
-    q.map(|Query(p)| p)
-        .map_err(|_| ApiError::invalid("the query string is not valid"))
+/// Unwraps the query string, answering 400 `invalid_param` when it cannot
+/// be decoded (see [`super::query`]).
+pub fn pairs(q: Result<QueryPairs, ApiError>) -> Result<Pairs, ApiError> {
+    q.map(|QueryPairs(p)| p)
 }
 
 /// The last value of a parameter (like `Request::from_pairs`).
@@ -71,10 +70,14 @@ pub fn respond(r: Result<Response, ApiError>) -> Response {
     r.unwrap_or_else(IntoResponse::into_response)
 }
 
-/// Parses a page size: integers clamped to `1..=max`, anything else `default`.
+/// Parses a page size: integers (however many digits) clamped to
+/// `1..=max`, anything else `default`.
 pub fn limit(raw: Option<&str>, default: usize, max: usize) -> usize {
+    use std::num::IntErrorKind;
     match raw.map(str::trim).map(str::parse::<i64>) {
         Some(Ok(n)) => usize::try_from(n.clamp(1, max as i64)).unwrap_or(default),
+        Some(Err(e)) if *e.kind() == IntErrorKind::PosOverflow => max,
+        Some(Err(e)) if *e.kind() == IntErrorKind::NegOverflow => 1,
         _ => default,
     }
 }

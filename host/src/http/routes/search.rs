@@ -1,24 +1,20 @@
 //! `GET /api/sessions/message-search` (DESIGN.md §4): at most two at a time,
 //! refreshing the index first when the last sweep is older than a second.
 
-use super::{blocking, json, pairs, respond, Pairs, NO_STORE};
+use super::{blocking, json, pairs, respond, QueryPairs, NO_STORE};
 use crate::http::errors::ApiError;
 use crate::http::AppState;
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::response::Response;
 use recall_core::{search as core_search, Budgets, Request, SearchEnv};
 use std::time::Instant;
 
 /// The handler.
-pub async fn search(
-    State(st): State<AppState>,
-    q: Result<Query<Pairs>, QueryRejection>,
-) -> Response {
+pub async fn search(State(st): State<AppState>, q: Result<QueryPairs, ApiError>) -> Response {
     respond(run(st, q).await)
 }
 
-async fn run(st: AppState, q: Result<Query<Pairs>, QueryRejection>) -> Result<Response, ApiError> {
+async fn run(st: AppState, q: Result<QueryPairs, ApiError>) -> Result<Response, ApiError> {
     let pairs = pairs(q)?;
     let request = Request::from_pairs(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())));
     // Parsed once, here: malformed requests get their 400 before sweeping

@@ -2,13 +2,12 @@
 //! `limit`, `scope=conversation|all`), optionally centred on a search hit
 //! with `locate=<locator JSON or base64url>` (see [`crate::http::locate`]).
 
-use super::{blocking, json_value, limit, pairs, param, respond, Pairs};
+use super::{blocking, json_value, limit, pairs, param, respond, QueryPairs};
 use crate::http::errors::ApiError;
 use crate::http::lineage;
 use crate::http::locate::{self, Found, Verdict};
 use crate::http::AppState;
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::response::Response;
 use recall_core::model::{Locator, Role};
 use recall_core::PreparedShard;
@@ -23,7 +22,7 @@ pub const MAX_LIMIT: usize = 500;
 pub async fn detail(
     State(st): State<AppState>,
     Path(key): Path<String>,
-    q: Result<Query<Pairs>, QueryRejection>,
+    q: Result<QueryPairs, ApiError>,
 ) -> Response {
     respond(run(st, key, q).await)
 }
@@ -31,7 +30,7 @@ pub async fn detail(
 async fn run(
     st: AppState,
     key: String,
-    q: Result<Query<Pairs>, QueryRejection>,
+    q: Result<QueryPairs, ApiError>,
 ) -> Result<Response, ApiError> {
     let p = pairs(q)?;
     let all = match param(&p, "scope") {
@@ -51,8 +50,12 @@ async fn run(
         .filter(|s| !s.is_empty())
         .map(locate::parse)
         .transpose()?;
+    // A locate re-extracts the session from its sources: it takes one of
+    // the locate slots (429 beyond) so a flood of them cannot stall searches.
+    let permit = target.as_ref().map(|_| st.locates.try_take()).transpose()?;
     let backend = st.backend.clone();
     let body = blocking(move || {
+        let _permit = permit;
         let manifest = backend.manifest()?;
         let key = super::one_session::resolve_key(&manifest, &key)?;
         let entry = manifest

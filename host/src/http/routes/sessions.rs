@@ -5,12 +5,11 @@
 //! publishes. `facets=true` adds the dashboard's home-page facets: the
 //! projects (distinct cwds with counts) and the activity per day and source.
 
-use super::{blocking, json_value, limit, pairs, param, respond, Pairs};
+use super::{blocking, json_value, limit, pairs, param, respond, QueryPairs};
 use crate::http::errors::ApiError;
 use crate::http::lineage;
 use crate::http::AppState;
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::response::Response;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
@@ -165,38 +164,53 @@ struct ListCursor {
     key: String,
 }
 
+/// Reads the query string as the handler does (filters, limit, cursor),
+/// without a store: for the fuzz targets.
+pub fn check_params(p: &[(String, String)]) -> Result<(), ApiError> {
+    let filter = Filter::parse(p)?;
+    let _ = limit(param(p, "limit"), DEFAULT_LIMIT, MAX_LIMIT);
+    if let Some(c) = param(p, "cursor").filter(|c| !c.is_empty()) {
+        decode_cursor(c, &filter.fingerprint())?;
+    }
+    Ok(())
+}
+
+/// Decodes a list cursor made for the listing whose filters' fingerprint is
+/// `qh`: the last `(sort ts, key)` returned, or 400 `invalid_cursor`.
+pub fn decode_cursor(raw: &str, qh: &str) -> Result<(i64, String), ApiError> {
+    let invalid = || {
+        ApiError::new(
+            axum::http::StatusCode::BAD_REQUEST,
+            "invalid_cursor",
+            "the cursor is not valid for this listing",
+        )
+    };
+    let bytes = URL_SAFE_NO_PAD.decode(raw.trim()).map_err(|_| invalid())?;
+    let cur: ListCursor = serde_json::from_slice(&bytes).map_err(|_| invalid())?;
+    if cur.v != 1 || cur.qh != qh {
+        return Err(invalid());
+    }
+    Ok((cur.ts, cur.key))
+}
+
 /// Sort key: newest `updated_ms` first (sessions without one last), then key.
 fn sort_ts(e: &ManifestEntry) -> i64 {
     e.meta.updated_ms.or(e.meta.created_ms).unwrap_or(i64::MIN)
 }
 
 /// The handler.
-pub async fn list(State(st): State<AppState>, q: Result<Query<Pairs>, QueryRejection>) -> Response {
+pub async fn list(State(st): State<AppState>, q: Result<QueryPairs, ApiError>) -> Response {
     respond(run(st, q).await)
 }
 
-async fn run(st: AppState, q: Result<Query<Pairs>, QueryRejection>) -> Result<Response, ApiError> {
+async fn run(st: AppState, q: Result<QueryPairs, ApiError>) -> Result<Response, ApiError> {
     let p = pairs(q)?;
     let filter = Filter::parse(&p)?;
     let page = limit(param(&p, "limit"), DEFAULT_LIMIT, MAX_LIMIT);
     let qh = filter.fingerprint();
     let after = match param(&p, "cursor").filter(|c| !c.is_empty()) {
         None => None,
-        Some(c) => {
-            let invalid = || {
-                ApiError::new(
-                    axum::http::StatusCode::BAD_REQUEST,
-                    "invalid_cursor",
-                    "the cursor is not valid for this listing",
-                )
-            };
-            let bytes = URL_SAFE_NO_PAD.decode(c.trim()).map_err(|_| invalid())?;
-            let cur: ListCursor = serde_json::from_slice(&bytes).map_err(|_| invalid())?;
-            if cur.v != 1 || cur.qh != qh {
-                return Err(invalid());
-            }
-            Some((cur.ts, cur.key))
-        }
+        Some(c) => Some(decode_cursor(c, &qh)?),
     };
     let facets = matches!(param(&p, "facets"), Some("true" | "1"));
     // The client's UTC offset in minutes (east positive), so activity days

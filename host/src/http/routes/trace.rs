@@ -2,7 +2,7 @@
 //! links of the manifest — its ancestors (root first) and its descendant
 //! tree (subagents, forks, resumed copies, branches).
 
-use super::{blocking, json_value, respond};
+use super::{blocking, json_value, respond, QueryPairs};
 use crate::http::errors::ApiError;
 use crate::http::lineage;
 use crate::http::AppState;
@@ -11,7 +11,13 @@ use axum::response::Response;
 use serde_json::json;
 
 /// The handler.
-pub async fn trace(State(st): State<AppState>, Path(key): Path<String>) -> Response {
+/// It takes no parameters, but a query string that is not valid UTF-8 is
+/// still refused, as on every route.
+pub async fn trace(
+    State(st): State<AppState>,
+    Path(key): Path<String>,
+    _q: QueryPairs,
+) -> Response {
     let backend = st.backend.clone();
     respond(
         blocking(move || {

@@ -1,0 +1,7 @@
+//! Arbitrary bytes to `recall_host::fuzzing::http_query`.
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    recall_host::fuzzing::http_query(data);
+});

@@ -1,0 +1,7 @@
+//! Arbitrary bytes to `recall_host::fuzzing::wasm_abi`.
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    recall_host::fuzzing::wasm_abi(data);
+});
