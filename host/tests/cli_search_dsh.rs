@@ -25,7 +25,7 @@ fn copy_tree(from: &Path, to: &Path) {
 
 fn home() -> TempDir {
     let home = temp_dir("cli-dsh");
-    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/dsh");
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/shared/corpus/dsh");
     let sessions = home.join(".dsh/sessions");
     copy_tree(&corpus.join("real/subagent-fork/sessions"), &sessions);
     copy_tree(&corpus.join("derived/bash-tool-zstd/sessions"), &sessions);

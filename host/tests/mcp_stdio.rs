@@ -101,7 +101,7 @@ impl Drop for Client {
 }
 
 fn generated_home() -> (TempDir, PathBuf) {
-    let gen = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus-gen/gen.py");
+    let gen = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/shared/corpus-gen/gen.py");
     let out = temp_dir("mcp");
     let status = Command::new("python3")
         .arg(&gen)
