@@ -205,7 +205,11 @@ impl MemIndex {
     pub fn session_query_json(&self, name: &str, request_json: &str) -> String {
         match self.shards.get(name) {
             Some(p) => crate::session::query_json(p, name, request_json),
-            None => QueryError::new(crate::ErrorCode::SessionNotFound, "no such generation is loaded").to_json(),
+            None => QueryError::new(
+                crate::ErrorCode::SessionNotFound,
+                "no such generation is loaded",
+            )
+            .to_json(),
         }
     }
 }

@@ -56,7 +56,11 @@ pub enum SessionQuery {
 fn to_json<T: Serialize>(r: Result<T, QueryError>) -> String {
     match r {
         Ok(v) => serde_json::to_string(&v).unwrap_or_else(|e| {
-            QueryError::new(crate::ErrorCode::Internal, format!("serialization failed: {e}")).to_json()
+            QueryError::new(
+                crate::ErrorCode::Internal,
+                format!("serialization failed: {e}"),
+            )
+            .to_json()
         }),
         Err(e) => e.to_json(),
     }
@@ -69,7 +73,11 @@ pub fn query_json(p: &PreparedShard, generation: &str, request_json: &str) -> St
     let q: SessionQuery = match serde_json::from_str(request_json) {
         Ok(q) => q,
         Err(e) => {
-            return QueryError::new(crate::ErrorCode::InvalidParam, format!("not a session query: {e}")).to_json()
+            return QueryError::new(
+                crate::ErrorCode::InvalidParam,
+                format!("not a session query: {e}"),
+            )
+            .to_json()
         }
     };
     match q {

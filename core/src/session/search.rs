@@ -171,14 +171,20 @@ fn encode(c: &Cursor) -> String {
 }
 
 fn decode(s: &str, qh: &str, generation: &str) -> Result<u64, QueryError> {
-    let invalid = || QueryError::new(crate::ErrorCode::InvalidCursor, "the cursor is not valid for this query");
+    let invalid = || {
+        QueryError::new(
+            crate::ErrorCode::InvalidCursor,
+            "the cursor is not valid for this query",
+        )
+    };
     let bytes = URL_SAFE_NO_PAD.decode(s.trim()).map_err(|_| invalid())?;
     let c: Cursor = serde_json::from_slice(&bytes).map_err(|_| invalid())?;
     if c.v != 1 || c.qh != qh {
         return Err(invalid());
     }
     if c.generation != generation {
-        return Err(QueryError::new(crate::ErrorCode::CursorExpired,
+        return Err(QueryError::new(
+            crate::ErrorCode::CursorExpired,
             "the session was rewritten since this cursor was made; start again",
         ));
     }

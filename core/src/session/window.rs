@@ -50,15 +50,20 @@ impl Address {
     /// Parses an address from an index string or locator JSON.
     pub fn parse(index: Option<&str>, locator: Option<&str>) -> Result<Address, QueryError> {
         match (index, locator) {
-            (Some(i), None) => i
-                .trim()
-                .parse::<u64>()
-                .map(Address::Index)
-                .map_err(|_| QueryError::new(crate::ErrorCode::InvalidParam, "index must be a record index")),
-            (None, Some(l)) => serde_json::from_str(l)
-                .map(Address::Locator)
-                .map_err(|_| QueryError::new(crate::ErrorCode::InvalidParam, "locator is not a locator object")),
-            _ => Err(QueryError::new(crate::ErrorCode::InvalidParam,
+            (Some(i), None) => i.trim().parse::<u64>().map(Address::Index).map_err(|_| {
+                QueryError::new(
+                    crate::ErrorCode::InvalidParam,
+                    "index must be a record index",
+                )
+            }),
+            (None, Some(l)) => serde_json::from_str(l).map(Address::Locator).map_err(|_| {
+                QueryError::new(
+                    crate::ErrorCode::InvalidParam,
+                    "locator is not a locator object",
+                )
+            }),
+            _ => Err(QueryError::new(
+                crate::ErrorCode::InvalidParam,
                 "give exactly one of index and locator",
             )),
         }
