@@ -134,9 +134,7 @@ pub fn run(g: &Globals, a: ShowArgs) -> anyhow::Result<Found> {
         outln!("  branch: {}", sanitize(b))?;
     }
     if let Some(p) = &meta.parent {
-    outln!(
-        "{}  {}",
-        sanitize(key),
+        outln!("  parent: {} ({:?})", sanitize(&p.key), p.relation)?;
     }
     if let Some(r) = &meta.resume {
         outln!("  resume: {}", sanitize(r))?;

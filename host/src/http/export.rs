@@ -88,10 +88,10 @@ fn open_listed(path: &Path, roots: Option<&[PathBuf]>) -> Result<(File, u64), St
     let mut opts = std::fs::OpenOptions::new();
     opts.read(true);
     // A FIFO swapped in must not block the export.
-    #[cfg(target_os = "linux")]
+    #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
-        opts.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
+        opts.custom_flags(libc::O_NONBLOCK);
     }
     let file = opts.open(&real).map_err(reason)?;
     let meta = file.metadata().map_err(reason)?;

@@ -37,9 +37,7 @@ pub async fn export(
             })?;
         // Never a byte from outside the roots (a symlink in a session's
         // folder pointing elsewhere).
-        Ok(plan.confined_to(
-            backend.roots().into_iter().map(|(_, p)| p).collect(),
-        ))
+        Ok(plan.confined_to(backend.roots().into_iter().map(|(_, p)| p).collect()))
     })
     .await;
     let plan = match planned {

@@ -2,11 +2,10 @@
 //! the one-session queries as thin adapters over `recall_core::session`.
 //! The key may be a bare session id when it names one session.
 
-use super::{blocking, json_value, pairs, param, respond, Pairs};
+use super::{blocking, json_value, pairs, param, respond, QueryPairs};
 use crate::http::errors::ApiError;
 use crate::http::AppState;
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use recall_core::model::Manifest;
@@ -85,7 +84,7 @@ fn address_of(p: &[(String, String)]) -> Result<Address, ApiError> {
 pub async fn handle(
     st: AppState,
     key: String,
-    q: Result<Query<Pairs>, QueryRejection>,
+    q: Result<QueryPairs, ApiError>,
     kind: Kind,
 ) -> Response {
     respond(run(st, key, q, kind).await)
@@ -94,7 +93,7 @@ pub async fn handle(
 async fn run(
     st: AppState,
     key: String,
-    q: Result<Query<Pairs>, QueryRejection>,
+    q: Result<QueryPairs, ApiError>,
     kind: Kind,
 ) -> Result<Response, ApiError> {
     let p = pairs(q)?;
@@ -163,7 +162,7 @@ macro_rules! route {
         pub async fn $name(
             State(st): State<AppState>,
             Path(key): Path<String>,
-            q: Result<Query<Pairs>, QueryRejection>,
+            q: Result<QueryPairs, ApiError>,
         ) -> Response {
             handle(st, key, q, $kind).await
         }
