@@ -104,7 +104,7 @@ test('one character does not search; a query with no match says what is indexed'
   await waitResults(page);
   const text = await page.textContent('#results');
   assert.match(text, /No conversation matches/);
-  for (const src of ['claude-code', 'codex', 'kimi', 'pi', 'intendant']) assert.match(text, new RegExp(src));
+  for (const src of ['claude-code', 'codex', 'kimi', 'pi', 'intendant', 'dsh']) assert.match(text, new RegExp(src));
   await page.close();
 });
 
@@ -116,6 +116,7 @@ test('filters narrow the search and match the API', { timeout: 120_000 }, async 
   await page.uncheck('input[name="src-kimi"]');
   await page.uncheck('input[name="src-pi"]');
   await page.uncheck('input[name="src-intendant"]');
+  await page.uncheck('input[name="src-dsh"]');
   await waitResults(page);
   let cards = await cardsOf(page);
   assert.ok(cards.length > 0);

@@ -32,6 +32,7 @@ const ENV = {
   kimi: 'KIMI_CODE_HOME or KIMI_SHARE_DIR',
   pi: 'PI_CODING_AGENT_DIR',
   intendant: 'INTENDANT_HOME',
+  dsh: 'DSH_HOME',
 };
 
 /** One row of the recent-sessions list or the metadata lane. */
