@@ -4,38 +4,8 @@
 
 mod store_support;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 use store_support::*;
-
-fn serve(home: &std::path::Path) -> Child {
-    let mut child = recall(home)
-        .args(["serve", "--bind", "127.0.0.1:0", "--no-demo"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn recall serve");
-    let stderr = child.stderr.take().expect("stderr");
-    let mut lines = BufReader::new(stderr).lines();
-    loop {
-        let line = lines
-            .next()
-            .expect("serve says where it listens")
-            .expect("stderr");
-        if line.contains("serving http://") {
-            break;
-        }
-    }
-    std::thread::spawn(move || for _ in lines {});
-    let advert = store_dir(home).join("serve.json");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !advert.exists() {
-        assert!(Instant::now() < deadline, "the daemon advertises itself");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child
-}
 
 /// `--json` output without the one field that measures time.
 fn strip_took(json: &str) -> serde_json::Value {

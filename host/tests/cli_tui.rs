@@ -279,3 +279,25 @@ fn an_empty_index_says_where_it_looked() {
     tui.keys.write_all(&[3]).unwrap(); // Ctrl-C
     assert_eq!(tui.exit_code(), 1);
 }
+
+#[test]
+fn searches_through_a_running_daemon() {
+    let home = home();
+    // A transcript written after the last index: a TUI that reads the store
+    // as it is (`--no-refresh`) cannot see it...
+    write_session(&home, 9, 2, 100);
+    let out = home.join("stdout.txt");
+    let mut tui = Tui::start(&home, &["--no-refresh", "w9x0"], &out);
+    tui.wait_for(&["no matches"]);
+    tui.send("q");
+    assert_eq!(tui.exit_code(), 1);
+    // ...but with `recall serve` running, the TUI asks the daemon, whose own
+    // refresh has indexed it.
+    let mut daemon = serve(&home);
+    let mut tui = Tui::start(&home, &["--no-refresh", "w9x0"], &out);
+    tui.wait_for(&["1 session", "w9x0 lorem"]);
+    tui.send("q");
+    assert_eq!(tui.exit_code(), 1);
+    daemon.kill().unwrap();
+    daemon.wait().unwrap();
+}

@@ -11,7 +11,7 @@ mod bench;
 mod clear;
 mod completions;
 mod context;
-mod daemon;
+pub(crate) mod daemon;
 mod demo;
 mod export;
 mod index;

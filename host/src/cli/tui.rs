@@ -40,10 +40,13 @@ pub fn run(g: &Globals, a: TuiArgs) -> anyhow::Result<Found> {
         bail!("the TUI needs a terminal (stdin is not one and /dev/tty cannot be opened)");
     }
     let ctx = Context::new(g)?;
-    if !a.no_refresh {
+    // A running `recall serve` of this store keeps it fresh by its watch and
+    // answers the searches (as for `recall search`); else sweep here first.
+    let daemon = super::daemon::find(ctx.store.dir());
+    if daemon.is_none() && !a.no_refresh {
         ctx.refresh();
     }
-    let data = Data::new(ctx.store.clone(), !ctx.indexer.backfilled());
+    let data = Data::new(ctx.store.clone(), !ctx.indexer.backfilled()).through(daemon);
     let looked_in = ctx
         .indexer
         .options()

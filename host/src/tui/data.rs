@@ -90,6 +90,7 @@ pub struct Data {
     store: Arc<Store>,
     catalog: StoreCatalog,
     building: bool,
+    daemon: Option<std::net::SocketAddr>,
 }
 
 impl Data {
@@ -100,7 +101,16 @@ impl Data {
             store,
             catalog,
             building,
+            daemon: None,
         }
+    }
+
+    /// Searches through the daemon at `addr` (a running `recall serve` of
+    /// this store), falling back to the store for any answer it cannot give
+    /// complete (see `cli::daemon::search`).
+    pub fn through(mut self, addr: Option<std::net::SocketAddr>) -> Data {
+        self.daemon = addr;
+        self
     }
 
     /// Runs one search. Like `recall search`, without the scan deadline and
@@ -112,6 +122,12 @@ impl Data {
             ..Budgets::default()
         };
         let query = request.parse().map_err(|e| e.message)?;
+        if let Some(r) = self
+            .daemon
+            .and_then(|addr| crate::cli::daemon::search(addr, request))
+        {
+            return Ok(r);
+        }
         self.catalog
             .search(&query, self.building, budgets)
             .map_err(|e| e.message)

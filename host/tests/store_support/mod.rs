@@ -260,3 +260,37 @@ pub fn uncovered(home: &Path) -> Vec<String> {
         .filter(|g| !covered.contains(g))
         .collect()
 }
+
+/// Starts `recall serve` on `home` (a free loopback port) and waits until it
+/// listens and has advertised itself to `recall search` (`serve.json`).
+#[allow(dead_code)]
+pub fn serve(home: &Path) -> std::process::Child {
+    let mut child = recall(home)
+        .args(["serve", "--bind", "127.0.0.1:0", "--no-demo"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn recall serve");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(stderr));
+    loop {
+        let line = lines
+            .next()
+            .expect("serve says where it listens")
+            .expect("stderr");
+        if line.contains("serving http://") {
+            break;
+        }
+    }
+    std::thread::spawn(move || for _ in lines {});
+    let advert = store_dir(home).join("serve.json");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !advert.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the daemon advertises itself"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child
+}
