@@ -27,3 +27,36 @@ bench_setup() {
 }
 
 run() { env "${HERMETIC[@]}" "$bin" --home "$home" --retention-days 0 "$@"; }
+
+# query_mix TRUTH OUT: the fixed search mix of store.sh and segments.sh (rare
+# prose tokens, tool tokens, common words, a phrase, folded Unicode, filters,
+# relevance, no match), one JSON request per line.
+query_mix() {
+python3 - "$1" "$2" <<'PY'
+import json, re, sys
+truth, out = sys.argv[1:3]
+prose, tools, cwds = [], [], []
+with open(truth) as f:
+    for line in f:
+        d = json.loads(line)
+        if d["type"] == "record" and len(prose) < 20:
+            m = re.search(r"u[0-9a-hjkmnp-tv-z]{10}", d["text"])
+            if m: prose.append(m.group(0))
+        elif d["type"] == "tool_token" and len(tools) < 5:
+            tools.append(d["token"])
+        elif d["type"] == "session" and d.get("cwd") and d["cwd"] not in cwds:
+            cwds.append(d["cwd"])
+qs = [{"q": t} for t in prose]
+qs += [{"q": t, "scope": "all"} for t in tools]
+qs += [{"q": w} for w in ["error", "the", "fix", "test", "cache", "release"]]
+qs += [{"q": '"feature flag"'}, {"q": "strasse"}, {"q": "数据库"}, {"q": "don't"}, {"q": "cafes istanbul"}]
+qs += [{"q": "error", "sort": "relevance"}, {"q": "plugin", "source": "codex,pi"},
+       {"q": "migration", "cwd": cwds[0]}, {"q": "panic", "role": "assistant"},
+       {"q": "error", "since": "2026-10-01", "until": "2026-10-15"},
+       {"q": "parser", "include_superseded": "false", "subagents": "false"},
+       {"q": "zzqxv nothing matches this"}]
+with open(out, "w") as w:
+    for q in qs:
+        w.write(json.dumps(q, ensure_ascii=False) + "\n")
+PY
+}
