@@ -103,7 +103,7 @@ fuzz_smoke() {
     && cargo +nightly fuzz --version >/dev/null 2>&1; then
     FUZZ_REPORT="$PWD/target/fuzz-smoke.md" bash bench/fuzz.sh "${RECALL_FUZZ_SECS:-5}"
   else
-    echo "no nightly toolchain or cargo-fuzz: running the proptest equivalents"
+    echo "fuzz targets off (RECALL_FUZZ=1 with nightly + cargo-fuzz turns them on): running the proptest equivalents"
     cargo test -p recall-host --test fuzz_equivalents
   fi
 }
