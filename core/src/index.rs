@@ -214,6 +214,19 @@ impl MemIndex {
     }
 }
 
+impl MemIndex {
+    /// The session list, a session view or lineage
+    /// (`crate::session::views`) over this manifest and its loaded shards:
+    /// JSON in, JSON out, as the daemon's routes answer.
+    pub fn views_json(&self, request_json: &str) -> String {
+        crate::session::views_json(
+            &self.manifest,
+            &|name| self.shards.get(name).cloned(),
+            request_json,
+        )
+    }
+}
+
 impl Catalog for MemIndex {
     fn current(&self) -> Result<Arc<Manifest>, CatalogError> {
         Ok(self.manifest.clone())

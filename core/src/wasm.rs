@@ -13,6 +13,7 @@
 //! index.search({ q: "straße", limit: 5 });              // → §4 response or §7 error object
 //! index.searchJson('{"q":"straße"}');                   // → exactly MemIndex::search_json's bytes
 //! index.sessionQueryJson(name, '{"query":"surface"}');  // → exactly MemIndex::session_query_json's bytes
+//! index.viewsJson('{"query":"trace","key":"pi:…"}');      // → exactly MemIndex::views_json's bytes
 //! ```
 //!
 //! `search` takes a plain object whose §4 fields are strings, numbers or
@@ -34,6 +35,7 @@
 //! | `recall_add_generation(h, name_ptr, name_len, ptr, len) -> i32` | as above |
 //! | `recall_search(h, ptr, len) -> i64` | request JSON in; `(ptr << 32) \| len` of the response JSON (free it); 0 for an unknown handle |
 //! | `recall_session_query(h, name_ptr, name_len, ptr, len) -> i64` | one-session query JSON over generation `name`; output as `recall_search` |
+//! | `recall_views(h, ptr, len) -> i64` | view query JSON (session list, session view, lineage); output as `recall_search` |
 //! | `recall_last_error() -> i64` | `(ptr << 32) \| len` of the last refusal's message (owned by the module; valid until the next call) |
 //!
 //! Input buffers stay owned by the caller (free them after the call).
@@ -125,6 +127,13 @@ impl Index {
 
     /// JSON in, JSON out: exactly the bytes `MemIndex::search_json` returns
     /// natively.
+    /// `MemIndex::views_json`'s bytes: the session list, a session view or
+    /// lineage, shaped like the daemon's routes.
+    #[wasm_bindgen(js_name = viewsJson)]
+    pub fn views_json(&self, request_json: &str) -> String {
+        self.inner.views_json(request_json)
+    }
+
     #[wasm_bindgen(js_name = searchJson)]
     pub fn search_json(&self, request_json: &str) -> String {
         self.inner.search_json(request_json)
@@ -147,7 +156,31 @@ fn request_from_js(request: JsValue) -> Result<Request, QueryError> {
 thread_local! {
     /// Indexes created through the byte ABI; a handle is its slot + 1.
     static HANDLES: RefCell<Vec<Option<MemIndex>>> = const { RefCell::new(Vec::new()) };
-    /// The message of the last refused call.
+    /// Runs a view query (session list, session view, lineage): request JSON
+/// (`len` bytes at `ptr`) in, response JSON out as `(ptr << 32) | len` —
+/// free it with [`recall_free`]. 0 for an unknown handle.
+///
+/// # Safety
+/// The range must be readable memory of this module.
+#[no_mangle]
+pub unsafe extern "C" fn recall_views(handle: u32, ptr: *const u8, len: usize) -> i64 {
+    // SAFETY: forwarded caller contract.
+    let data = unsafe { bytes(ptr, len) };
+    let out = with_index(handle, |ix| match std::str::from_utf8(data) {
+        Ok(json) => ix.views_json(json),
+        Err(_) => QueryError::new(crate::ErrorCode::InvalidParam, "request is not UTF-8").to_json(),
+    });
+    match out {
+        None => 0,
+        Some(s) => {
+            let b = s.into_bytes().into_boxed_slice();
+            let len = b.len();
+            pack(Box::into_raw(b).cast::<u8>(), len)
+        }
+    }
+}
+
+/// The message of the last refused call.
     static LAST_ERROR: RefCell<String> = const { RefCell::new(String::new()) };
 }
 

@@ -144,7 +144,7 @@ pub fn locator(bytes: &[u8]) {
 /// `/api/sessions` parameters: filters, limit and its keyset cursor.
 pub fn sessions_query(bytes: &[u8]) {
     let s = text(bytes);
-    let _ = sessions::decode_cursor(&s, "0000000000000000");
+    let _ = sessions::decode_cursor(&s);
     if let Ok(pairs) = query::parse(&s) {
         let _ = sessions::check_params(&pairs);
     }

@@ -1,11 +1,12 @@
 //! The session list filter (issue #14): sources, cwd prefixes, time, id or
-//! id prefix, title text, sessions with no cwd, source presence; newest
-//! first. One definition of a session's activity time for every surface:
+//! id prefix, title text, sessions with no cwd, source presence, parent,
+//! branch and metadata terms; newest first. One definition of a session's activity time for every surface:
 //! `updated_ms`, else the newest record (`max_ts_ms`), else `created_ms`.
 
 use super::text::TextClause;
+use crate::fold::fold_str;
 use crate::model::{Manifest, ManifestEntry, Source};
-use crate::query::{parse_time, path_has_prefix, QueryError};
+use crate::query::{parse_terms, parse_time, path_has_prefix, QueryError};
 use serde::{Deserialize, Serialize};
 
 /// Whether a session's source files are still there.
@@ -38,6 +39,24 @@ pub struct SessionListRequest {
     pub no_cwd: bool,
     /// Present or gone.
     pub presence: Option<Presence>,
+    /// `Some(None)` = top-level sessions only (`parent=none`);
+    /// `Some(Some(key))` = the children of `key`.
+    pub parent: Option<Option<String>>,
+    /// Branch names (exact), any of them.
+    pub branches: Vec<String>,
+    /// Folded query terms, all of which must occur in the title, cwd or branch.
+    pub terms: Vec<String>,
+}
+
+/// Which filters a facet ignores (so the picker still offers the others).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ignore {
+    /// None.
+    Nothing,
+    /// The cwd prefixes (the project picker).
+    Cwd,
+    /// `since` and `until` (the activity chart).
+    Time,
 }
 
 /// A session's activity time.
@@ -49,10 +68,33 @@ fn invalid(m: impl Into<String>) -> QueryError {
     QueryError::new(crate::ErrorCode::InvalidParam, m)
 }
 
+/// Reads a page size as every listing does: an integer clamped later,
+/// a huge one the largest page, a hugely negative one 1, anything else
+/// the default (`None`).
+pub fn parse_limit(v: &str) -> Option<u64> {
+    use std::num::IntErrorKind;
+    match v.trim().parse::<i64>() {
+        Ok(n) => Some(n.max(1) as u64),
+        Err(e) if *e.kind() == IntErrorKind::PosOverflow => Some(u64::MAX),
+        Err(e) if *e.kind() == IntErrorKind::NegOverflow => Some(1),
+        Err(_) => None,
+    }
+}
+
+/// A comma list, trimmed, empty items dropped.
+fn list(v: &str) -> Vec<String> {
+    v.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
 impl SessionListRequest {
     /// Builds the filter from raw pairs: `source` (comma list), `cwd` (comma
     /// list), `since`, `until`, `id`, `title`, `no_cwd` (`true`/`false`),
-    /// `presence` (`present`/`gone`). Other keys are ignored.
+    /// `presence` (`present`/`gone`), `parent` (a key, or `none`), `branch`
+    /// (comma list, exact), `q` (terms and phrases). Other keys are ignored.
     pub fn from_pairs<'a>(
         pairs: impl IntoIterator<Item = (&'a str, &'a str)>,
     ) -> Result<SessionListRequest, QueryError> {
@@ -60,15 +102,28 @@ impl SessionListRequest {
         for (k, v) in pairs {
             match k {
                 "source" => {
-                    let mut list = Vec::new();
+                    let mut out = Vec::new();
                     for s in v.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-                        list.push(
-                            Source::parse(s)
-                                .ok_or_else(|| invalid(format!("unknown source {s:?}")))?,
-                        );
+                        let src = Source::parse(s)
+                            .ok_or_else(|| invalid(format!("unknown source {s:?}")))?;
+                        if !out.contains(&src) {
+                            out.push(src);
+                        }
                     }
-                    r.sources = Some(list);
+                    if out.is_empty() {
+                        return Err(invalid("source is empty"));
+                    }
+                    r.sources = Some(out);
                 }
+                "parent" => {
+                    r.parent = match v {
+                        "" => None,
+                        "none" => Some(None),
+                        k => Some(Some(k.to_string())),
+                    }
+                }
+                "branch" => r.branches = list(v),
+                "q" => r.terms = parse_terms(v),
                 "cwd" => {
                     r.cwds = v
                         .split(',')
@@ -102,48 +157,100 @@ impl SessionListRequest {
     }
 }
 
+impl SessionListRequest {
+    /// Checks the request as a whole (`since` after `until`, a title that
+    /// folds to nothing) and compiles its title clause.
+    pub fn compile(&self) -> Result<Compiled<'_>, QueryError> {
+        if let (Some(a), Some(b)) = (self.since_ms, self.until_ms) {
+            if a > b {
+                return Err(invalid("since is after until"));
+            }
+        }
+        let title = match &self.title {
+            None => None,
+            Some(t) => Some(TextClause::new(t).ok_or_else(|| invalid("title folds to nothing"))?),
+        };
+        Ok(Compiled { r: self, title })
+    }
+}
+
+/// A checked [`SessionListRequest`], ready to test sessions.
+pub struct Compiled<'r> {
+    r: &'r SessionListRequest,
+    title: Option<TextClause>,
+}
+
+impl Compiled<'_> {
+    /// Whether session `k` passes every filter but those `ignore` names.
+    pub fn matches(&self, k: &str, e: &ManifestEntry, ignore: Ignore) -> bool {
+        let r = self.r;
+        let meta = &e.meta;
+        let act = activity_ms(e);
+        r.sources.as_ref().is_none_or(|s| s.contains(&meta.source))
+            && (ignore == Ignore::Cwd
+                || r.cwds.is_empty()
+                || meta.cwd.as_deref().is_some_and(|c| {
+                    r.cwds
+                        .iter()
+                        .any(|p| path_has_prefix(c, if p.is_empty() { "/" } else { p }))
+                }))
+            && (ignore == Ignore::Time || r.since_ms.is_none_or(|s| act.is_some_and(|t| t >= s)))
+            && (ignore == Ignore::Time
+                || r.until_ms
+                    .is_none_or(|u| meta.created_ms.or(act).is_some_and(|c| c <= u)))
+            && r.id
+                .as_deref()
+                .is_none_or(|id| meta.session_id.starts_with(id) || k.starts_with(id))
+            && self
+                .title
+                .as_ref()
+                .is_none_or(|t| meta.title.as_deref().is_some_and(|x| t.matches(x)))
+            && (!r.no_cwd || meta.cwd.is_none())
+            && r.presence
+                .is_none_or(|p| (p == Presence::Gone) == e.source_gone)
+            && (r.branches.is_empty()
+                || meta.branch.as_ref().is_some_and(|b| r.branches.contains(b)))
+            && match &r.parent {
+                None => true,
+                Some(None) => meta.parent.is_none(),
+                Some(Some(p)) => meta.parent.as_ref().is_some_and(|x| &x.key == p),
+            }
+            && self.terms_match(e)
+    }
+
+    /// Every query term occurs in the folded title, cwd or branch (folded
+    /// as search folds message text, so `"Straße"` finds `strasse`).
+    fn terms_match(&self, e: &ManifestEntry) -> bool {
+        if self.r.terms.is_empty() {
+            return true;
+        }
+        let m = &e.meta;
+        let fields = [m.title.as_deref(), m.cwd.as_deref(), m.branch.as_deref()];
+        let hay: Vec<String> = fields.iter().flatten().map(|f| fold_str(f)).collect();
+        self.r
+            .terms
+            .iter()
+            .all(|t| hay.iter().any(|h| h.contains(t.as_str())))
+    }
+}
+
+/// The sort key of the list: newest activity first, then key.
+pub fn order(a: (&String, &ManifestEntry), b: (&String, &ManifestEntry)) -> std::cmp::Ordering {
+    activity_ms(b.1).cmp(&activity_ms(a.1)).then(a.0.cmp(b.0))
+}
+
 /// The sessions of `m` that pass `r`, newest activity first, then key.
 pub fn list_sessions<'m>(
     m: &'m Manifest,
     r: &SessionListRequest,
 ) -> Result<Vec<(&'m String, &'m ManifestEntry)>, QueryError> {
-    if let (Some(a), Some(b)) = (r.since_ms, r.until_ms) {
-        if a > b {
-            return Err(invalid("since is after until"));
-        }
-    }
-    let title = match &r.title {
-        None => None,
-        Some(t) => Some(TextClause::new(t).ok_or_else(|| invalid("title folds to nothing"))?),
-    };
+    let c = r.compile()?;
     let mut rows: Vec<(&String, &ManifestEntry)> = m
         .sessions
         .iter()
-        .filter(|(k, e)| {
-            let meta = &e.meta;
-            let act = activity_ms(e);
-            r.sources.as_ref().is_none_or(|s| s.contains(&meta.source))
-                && (r.cwds.is_empty()
-                    || meta.cwd.as_deref().is_some_and(|c| {
-                        r.cwds
-                            .iter()
-                            .any(|p| path_has_prefix(c, if p.is_empty() { "/" } else { p }))
-                    }))
-                && r.since_ms.is_none_or(|s| act.is_some_and(|t| t >= s))
-                && r.until_ms
-                    .is_none_or(|u| meta.created_ms.or(act).is_some_and(|c| c <= u))
-                && r.id
-                    .as_deref()
-                    .is_none_or(|id| meta.session_id.starts_with(id) || k.starts_with(id))
-                && title
-                    .as_ref()
-                    .is_none_or(|t| meta.title.as_deref().is_some_and(|x| t.matches(x)))
-                && (!r.no_cwd || meta.cwd.is_none())
-                && r.presence
-                    .is_none_or(|p| (p == Presence::Gone) == e.source_gone)
-        })
+        .filter(|(k, e)| c.matches(k, e, Ignore::Nothing))
         .collect();
-    rows.sort_by(|a, b| activity_ms(b.1).cmp(&activity_ms(a.1)).then(a.0.cmp(b.0)));
+    rows.sort_by(|a, b| order(*a, *b));
     Ok(rows)
 }
 

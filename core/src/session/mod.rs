@@ -1,5 +1,7 @@
-//! One-session queries (issue #14): filter, search, window, surface,
-//! classify and trace a record, over one [`PreparedShard`].
+//! Session queries (issue #14): the session list ([`sessions`]), the
+//! session view ([`view`]), lineage ([`lineage`]) over the manifest, and
+//! the one-session queries — filter, search, window, surface, classify and
+//! trace a record — over one [`PreparedShard`].
 //!
 //! Every query takes a typed request and returns a typed, serde response;
 //! the HTTP routes, the CLI, the MCP server and the wasm binding are thin
@@ -10,19 +12,31 @@
 pub mod classify;
 pub mod filter;
 pub mod json;
+pub mod lineage;
 pub mod list;
+pub mod locate;
 pub mod search;
+pub mod sessions;
+pub mod summary;
 pub mod text;
 pub mod trace;
+pub mod view;
+pub mod views;
 pub mod window;
 
 pub use classify::{classify, surface, ClassifyResponse, RecordClass, SurfaceResponse};
 pub use filter::{filter, Filter, FilterRequest, FilterResponse, StateFilter};
 pub use json::{query_json, SessionQuery};
-pub use list::{list_sessions, Presence, SessionListRequest};
+pub use lineage::{trace, Ancestor, LineageNode, TraceResponse};
+pub use list::{activity_ms, list_sessions, Presence, SessionListRequest};
+pub use locate::{parse_locate, Found, Verdict};
 pub use search::{search_session, SessionHit, SessionSearchRequest, SessionSearchResponse};
+pub use sessions::{sessions, SessionRow, SessionsRequest, SessionsResponse};
+pub use summary::{resolve_key, KeyError, SessionSummary};
 pub use text::TextClause;
 pub use trace::{trace_record, RecordTrace};
+pub use view::{session_view, Scope, SessionViewRequest, SessionViewResponse};
+pub use views::views_json;
 pub use window::{window, Address, WindowRequest, WindowResponse};
 
 use crate::model::{Locator, Mark, MessageRecord, Role};

@@ -22,6 +22,7 @@ mod search;
 mod serve;
 mod sessions;
 mod show;
+mod show_page;
 mod show_query;
 mod status;
 pub(crate) mod timefmt;

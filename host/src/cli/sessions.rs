@@ -1,14 +1,14 @@
 //! `recall sessions`: list sessions, newest first, filtered by source, cwd,
 //! time, id prefix, title, missing cwd and source presence
-//! (`recall_core::session::list`).
+//! (`recall_core::session::list`); `--json` prints the rows
+//! `GET /api/sessions` lists.
 
 use super::render::sanitize;
 use super::timefmt::minute_opt;
 use super::{Context, Found, Globals};
 use clap::Args;
-use recall_core::model::{Parent, Source};
-use recall_core::session::{list_sessions, SessionListRequest};
-use serde::Serialize;
+use recall_core::session::lineage::children;
+use recall_core::session::{list_sessions, SessionListRequest, SessionRow, SessionSummary};
 
 /// `recall sessions` options.
 #[derive(Debug, Args)]
@@ -48,33 +48,6 @@ pub struct SessionsArgs {
     pub no_refresh: bool,
 }
 
-/// One listed session.
-#[derive(Debug, Serialize)]
-pub struct SessionRow<'a> {
-    /// `<source>:<session_id>`.
-    pub session_key: &'a str,
-    /// The agent.
-    pub source: Source,
-    /// Title.
-    pub title: Option<&'a str>,
-    /// Working directory.
-    pub cwd: Option<&'a str>,
-    /// Git branch.
-    pub branch: Option<&'a str>,
-    /// Oldest record.
-    pub created_ms: Option<i64>,
-    /// Newest record.
-    pub updated_ms: Option<i64>,
-    /// user + assistant records.
-    pub messages: u64,
-    /// Parent session.
-    pub parent: Option<&'a Parent>,
-    /// Resume command.
-    pub resume: Option<&'a str>,
-    /// Source files gone.
-    pub source_gone: bool,
-}
-
 /// The core list request the flags describe.
 fn request(a: &SessionsArgs) -> anyhow::Result<SessionListRequest> {
     let no_cwd = if a.no_cwd { "true" } else { "false" };
@@ -107,20 +80,13 @@ pub fn run(g: &Globals, a: SessionsArgs) -> anyhow::Result<Found> {
         rows.truncate(a.limit);
     }
     if a.json {
-        let out: Vec<SessionRow<'_>> = rows
+        // The rows `GET /api/sessions` lists (one summary for every surface).
+        let kids = children(&m);
+        let out: Vec<SessionRow> = rows
             .iter()
             .map(|(k, e)| SessionRow {
-                session_key: k,
-                source: e.meta.source,
-                title: e.meta.title.as_deref(),
-                cwd: e.meta.cwd.as_deref(),
-                branch: e.meta.branch.as_deref(),
-                created_ms: e.meta.created_ms,
-                updated_ms: e.meta.updated_ms,
-                messages: e.meta.messages,
-                parent: e.meta.parent.as_ref(),
-                resume: e.meta.resume.as_deref(),
-                source_gone: e.source_gone,
+                summary: SessionSummary::of(k, e),
+                children: kids.get(k.as_str()).map_or(0, Vec::len) as u64,
             })
             .collect();
         outln!("{}", serde_json::to_string(&out)?)?;

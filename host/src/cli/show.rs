@@ -1,7 +1,9 @@
 //! `recall show <key>`: one session's records in order, with role, time and
 //! superseded / subagent / truncated flags; with the one-session flags
 //! (filters, `--around`, `--surface`, `--find`) it prints the answer of the
-//! matching `recall_core::session` query instead.
+//! matching `recall_core::session` query instead; with the page flags
+//! (`--scope`, `--offset`, `--limit`, `--locate`) one page of the session
+//! view, as `GET /api/session/{key}` answers it.
 
 use super::render::sanitize;
 use super::timefmt::{minute, minute_opt};
@@ -29,6 +31,9 @@ pub struct ShowArgs {
     /// The one-session query flags.
     #[command(flatten)]
     pub query: super::show_query::QueryArgs,
+    /// The session-view page flags.
+    #[command(flatten)]
+    pub page: super::show_page::PageArgs,
 }
 
 #[derive(Serialize)]
@@ -82,6 +87,9 @@ pub fn run(g: &Globals, a: ShowArgs) -> anyhow::Result<Found> {
         .with_context(|| format!("cannot read the shard of {}", sanitize(key)))?;
     if a.query.any() {
         return super::show_query::run(&a.query, &entry.generation_file, &bytes, a.full, a.json);
+    }
+    if a.page.any() {
+        return super::show_page::run(&a.page, m.revision, key, entry, &bytes, a.full, a.json);
     }
     let shard: Shard = serde_json::from_slice(&bytes)
         .with_context(|| format!("the shard of {} is not valid", sanitize(key)))?;

@@ -6,12 +6,10 @@ use super::render::sanitize;
 use super::show::find;
 use super::timefmt::minute;
 use super::{Context, Found, Globals};
-use crate::http::lineage;
 use anyhow::Context as _;
 use clap::Args;
-use recall_core::session::{self, Address};
+use recall_core::session::{self, Address, Ancestor, LineageNode};
 use recall_core::PreparedShard;
-use serde_json::{json, Value};
 
 /// `recall trace` options.
 #[derive(Debug, Args)]
@@ -29,17 +27,15 @@ pub struct TraceArgs {
     pub json: bool,
 }
 
-fn print_tree(nodes: &[Value], depth: usize) {
+fn print_tree(nodes: &[LineageNode], depth: usize) {
     for n in nodes {
         println!(
             "{}{}  {}",
             "  ".repeat(depth + 1),
-            n["session_key"].as_str().unwrap_or("?"),
-            sanitize(n["title"].as_str().unwrap_or(""))
+            sanitize(&n.summary.session_key),
+            sanitize(n.summary.title.as_deref().unwrap_or(""))
         );
-        if let Some(kids) = n["children"].as_array() {
-            print_tree(kids, depth + 1);
-        }
+        print_tree(&n.children, depth + 1);
     }
 }
 
@@ -92,28 +88,29 @@ pub fn run(g: &Globals, a: TraceArgs) -> anyhow::Result<Found> {
         }
         return Ok(Found::Yes);
     }
-    let ancestors = lineage::ancestors(&m, key);
-    let descendants = lineage::descendants(&m, key);
+    let t = session::trace(&m, key).context("the session left the index")?;
     if a.json {
-        let body = json!({
-            "session": lineage::summary(key, entry),
-            "ancestors": ancestors,
-            "descendants": descendants,
-        });
-        println!("{body}");
+        // The body `GET /api/session/{key}/trace` answers.
+        println!("{}", serde_json::to_value(&t)?);
         return Ok(Found::Yes);
     }
-    for n in &ancestors {
-        println!(
-            "{}  {}",
-            n["session_key"].as_str().unwrap_or("?"),
-            sanitize(n["title"].as_str().unwrap_or(""))
-        );
+    for n in &t.ancestors {
+        match n {
+            Ancestor::Known(s) => println!(
+                "{}  {}",
+                sanitize(&s.session_key),
+                sanitize(s.title.as_deref().unwrap_or(""))
+            ),
+            Ancestor::Missing { session_key, .. } => {
+                println!("{}  (not indexed)", sanitize(session_key))
+            }
+        }
     }
     println!(
-        "{key}  {}  ←",
+        "{}  {}  ←",
+        sanitize(key),
         sanitize(entry.meta.title.as_deref().unwrap_or("(untitled)"))
     );
-    print_tree(&descendants, 0);
+    print_tree(&t.descendants, 0);
     Ok(Found::Yes)
 }

@@ -1,6 +1,6 @@
 //! The shipped `.wasm` in wasmtime, driven through the core's byte ABI
 //! (`recall_alloc`, `recall_free`, `recall_index_new`, `recall_set_manifest`,
-//! `recall_add_generation`, `recall_search`, `recall_session_query`,
+//! `recall_add_generation`, `recall_search`, `recall_session_query`, `recall_views`,
 //! `recall_last_error`; see
 //! `core/src/wasm.rs`). The JS imports wasm-bindgen adds are defined as
 //! traps: the byte ABI never calls them.
@@ -19,6 +19,7 @@ pub struct WasmIndex {
     add_generation: TypedFunc<(u32, u32, u32, u32, u32), i32>,
     search: TypedFunc<(u32, u32, u32), i64>,
     session_query: TypedFunc<(u32, u32, u32, u32, u32), i64>,
+    views: TypedFunc<(u32, u32, u32), i64>,
     last_error: TypedFunc<(), i64>,
     handle: u32,
 }
@@ -62,6 +63,7 @@ impl WasmIndex {
             add_generation: func!("recall_add_generation"),
             search: func!("recall_search"),
             session_query: func!("recall_session_query"),
+            views: func!("recall_views"),
             last_error: func!("recall_last_error"),
             memory,
             handle: 0,
@@ -173,6 +175,25 @@ impl WasmIndex {
             return Err(ParityError::Wasm(
                 "recall_session_query: unknown handle".into(),
             ));
+        }
+        let out = self.read(packed)?;
+        let len = (packed as u64 & 0xFFFF_FFFF) as usize;
+        self.release((packed as u64 >> 32) as u32, len)?;
+        String::from_utf8(out).map_err(|e| ParityError::Wasm(format!("output is not UTF-8: {e}")))
+    }
+
+    /// Runs one view query (session list, session view, lineage): JSON in,
+    /// JSON out.
+    pub fn views_json(&mut self, request: &str) -> Result<String, ParityError> {
+        let ptr = self.put(request.as_bytes())?;
+        let args = (self.handle, ptr, request.len() as u32);
+        let packed = self
+            .views
+            .call(&mut self.store, args)
+            .map_err(wasm_err("recall_views"))?;
+        self.release(ptr, request.len())?;
+        if packed == 0 {
+            return Err(ParityError::Wasm("recall_views: unknown handle".into()));
         }
         let out = self.read(packed)?;
         let len = (packed as u64 & 0xFFFF_FFFF) as usize;

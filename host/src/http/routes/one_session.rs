@@ -30,25 +30,13 @@ pub enum Kind {
 
 /// The manifest key `key` names: the key itself, or an unambiguous bare id.
 pub fn resolve_key(m: &Manifest, key: &str) -> Result<String, ApiError> {
-    if m.sessions.contains_key(key) {
-        return Ok(key.to_string());
-    }
-    let found: Vec<&String> = m
-        .sessions
-        .iter()
-        .filter(|(_, e)| e.meta.session_id == key)
-        .map(|(k, _)| k)
-        .collect();
-    match found.as_slice() {
-        [one] => Ok((*one).clone()),
-        [] => Err(ApiError::session_not_found()),
-        many => Err(ApiError::new(
+    match session::resolve_key(m, key, false) {
+        Ok((k, _)) => Ok(k.clone()),
+        Err(session::KeyError::Unknown) => Err(ApiError::session_not_found()),
+        Err(session::KeyError::Ambiguous(n)) => Err(ApiError::new(
             StatusCode::BAD_REQUEST,
             "ambiguous_session",
-            format!(
-                "{} sessions have this id; use the key <source>:<id>",
-                many.len()
-            ),
+            format!("{n} sessions have this id; use the key <source>:<id>"),
         )),
     }
 }

@@ -1,22 +1,19 @@
 //! `GET /api/session/{key}`: one session's entries, paged (`offset`,
 //! `limit`, `scope=conversation|all`), optionally centred on a search hit
-//! with `locate=<locator JSON or base64url>` (see [`crate::http::locate`]).
+//! with `locate=<locator JSON or base64url>` — a thin adapter over
+//! `recall_core::session::session_view`; the hit is verified here by
+//! re-extracting the session ([`crate::http::locate::verify`]). `{key}`
+//! may be a bare session id when it is unambiguous.
 
-use super::{blocking, json_value, limit, pairs, param, respond, QueryPairs};
+use super::{blocking, json_value, pairs, respond, QueryPairs};
 use crate::http::errors::ApiError;
-use crate::http::lineage;
-use crate::http::locate::{self, Found, Verdict};
+use crate::http::locate::{self, Verdict};
 use crate::http::AppState;
 use axum::extract::{Path, State};
 use axum::response::Response;
-use recall_core::model::{Locator, Role};
-use recall_core::PreparedShard;
-use serde_json::{json, Value};
+use recall_core::session::{session_view, SessionViewRequest};
 
-/// Default page size.
-pub const DEFAULT_LIMIT: usize = 50;
-/// Largest page.
-pub const MAX_LIMIT: usize = 500;
+pub use recall_core::session::view::{DEFAULT_LIMIT, MAX_LIMIT};
 
 /// The handler.
 pub async fn detail(
@@ -33,26 +30,14 @@ async fn run(
     q: Result<QueryPairs, ApiError>,
 ) -> Result<Response, ApiError> {
     let p = pairs(q)?;
-    let all = match param(&p, "scope") {
-        None | Some("conversation") => false,
-        Some("all") => true,
-        Some(_) => return Err(ApiError::invalid("scope must be conversation or all")),
-    };
-    let page = limit(param(&p, "limit"), DEFAULT_LIMIT, MAX_LIMIT);
-    let offset = match param(&p, "offset") {
-        None | Some("") => 0,
-        Some(s) => s
-            .trim()
-            .parse::<usize>()
-            .map_err(|_| ApiError::invalid("offset must be a non-negative integer"))?,
-    };
-    let target = param(&p, "locate")
-        .filter(|s| !s.is_empty())
-        .map(locate::parse)
-        .transpose()?;
+    let r = SessionViewRequest::from_pairs(p.iter().map(|(k, v)| (k.as_str(), v.as_str())))?;
     // A locate re-extracts the session from its sources: it takes one of
     // the locate slots (429 beyond) so a flood of them cannot stall searches.
-    let permit = target.as_ref().map(|_| st.locates.try_take()).transpose()?;
+    let permit = r
+        .locate
+        .as_ref()
+        .map(|_| st.locates.try_take())
+        .transpose()?;
     let backend = st.backend.clone();
     let body = blocking(move || {
         let _permit = permit;
@@ -65,128 +50,19 @@ async fn run(
         // A located hit may be a tool row even when only the conversation is
         // listed: look it up in the shard with its tool rows, or a cold cache
         // (the conversation-only shard) would report the hit stale.
+        let all = r.scope == recall_core::session::Scope::All;
         let shard = backend
             .catalog()
-            .load(&key, entry, all || target.is_some())
+            .load(&key, entry, all || r.locate.is_some())
             .map_err(|e| ApiError::store_unavailable(e.to_string()))?
             .shard;
-        let visible: Vec<usize> = (0..shard.shard.records.len())
-            .filter(|&i| all || shard.shard.records[i].role != Role::Tool)
-            .collect();
-        let (located, anchor_record) = match &target {
-            None => (Value::Null, None),
-            Some(loc) => {
-                let (v, rec) = resolve(backend.as_ref(), &key, entry, &shard, loc, &visible);
-                (v, rec)
-            }
+        let mut check = |record: usize| match backend.reextract(&key, entry) {
+            Ok(fresh) => locate::verify(&shard.shard.records[record], fresh.as_ref()),
+            Err(e) => Verdict::Unavailable(format!("the source could not be read: {e}")),
         };
-        let start = match anchor_record {
-            Some(entry_index) => {
-                let half = page / 2;
-                entry_index
-                    .saturating_sub(half)
-                    .min(visible.len().saturating_sub(page))
-            }
-            None => offset.min(visible.len()),
-        };
-        let end = (start + page).min(visible.len());
-        let entries: Vec<Value> = visible[start..end]
-            .iter()
-            .enumerate()
-            .map(|(n, &i)| entry_json(&shard, start + n, i))
-            .collect();
-        let mut session = lineage::summary(&key, entry);
-        session["paths"] = json!(entry.meta.paths);
-        session["generation_file"] = json!(entry.generation_file);
-        Ok(json!({
-            "ok": true,
-            "revision": manifest.revision,
-            "session": session,
-            "scope": if all { "all" } else { "conversation" },
-            "total": visible.len(),
-            "offset": start,
-            "limit": page,
-            "entries": entries,
-            "locate": located,
-        }))
+        let page = session_view(&key, entry, manifest.revision, &shard, &r, Some(&mut check));
+        serde_json::to_value(&page).map_err(|e| ApiError::internal(e.to_string()))
     })
     .await?;
     Ok(json_value(&body))
-}
-
-fn entry_json(shard: &PreparedShard, index: usize, record: usize) -> Value {
-    let r = &shard.shard.records[record];
-    json!({
-        "index": index,
-        "total_index": record,
-        "role": r.role,
-        "ts_ms": r.ts_ms,
-        "seq": r.seq,
-        "superseded": !shard.active.get(record).copied().unwrap_or(true),
-        "truncated": r.truncated,
-        "subagent": r.subagent,
-        "text": r.text,
-        "locator": r.locator,
-    })
-}
-
-/// Resolves a locator: the `locate` object and, when the hit has a place in
-/// the page, its entry index (the page is centred on it).
-fn resolve(
-    backend: &dyn crate::http::Backend,
-    key: &str,
-    entry: &recall_core::ManifestEntry,
-    shard: &PreparedShard,
-    loc: &Locator,
-    visible: &[usize],
-) -> (Value, Option<usize>) {
-    let records = &shard.shard.records;
-    let (record, exact) = match locate::find(records, loc) {
-        Found::Exact(i) => (i, true),
-        Found::Moved(i) => (i, false),
-        Found::Changed(_) => {
-            return (
-                json!({"state": "stale", "reason": "the record at this place changed since the hit was found"}),
-                None,
-            )
-        }
-        Found::Missing => {
-            return (
-                json!({"state": "stale", "reason": "the record is no longer in this session"}),
-                None,
-            )
-        }
-    };
-    // The entry showing the record, or the nearest one before it (e.g. a
-    // tool row while only the conversation is listed).
-    let (entry_index, shown) = match visible.binary_search(&record) {
-        Ok(n) => (n, true),
-        Err(n) => (
-            n.saturating_sub(1).min(visible.len().saturating_sub(1)),
-            false,
-        ),
-    };
-    let place = (!visible.is_empty()).then_some(entry_index);
-    let verdict = if entry.source_gone {
-        Verdict::Unavailable("the session's source files are gone".into())
-    } else {
-        match backend.reextract(key, entry) {
-            Ok(fresh) => locate::verify(&records[record], fresh.as_ref()),
-            Err(e) => Verdict::Unavailable(format!("the source could not be read: {e}")),
-        }
-    };
-    let mut v = match verdict {
-        Verdict::Verified => json!({
-            "state": "resolved",
-            "anchor": if exact && shown { "exact" } else { "nearest" },
-        }),
-        Verdict::Stale(reason) => json!({"state": "stale", "reason": reason}),
-        Verdict::Unavailable(reason) => json!({"state": "unavailable", "reason": reason}),
-    };
-    if let Some(n) = place {
-        // Also given for stale/unavailable: the indexed copy is still shown.
-        v["entry_index"] = json!(n);
-        v["total_index"] = json!(record);
-    }
-    (v, place)
 }

@@ -1,14 +1,13 @@
-//! `GET /api/session/{key}/trace`: the session's lineage from the `parent`
-//! links of the manifest — its ancestors (root first) and its descendant
-//! tree (subagents, forks, resumed copies, branches).
+//! `GET /api/session/{key}/trace`: the session's lineage — its ancestors
+//! (root first) and its descendant tree — from
+//! `recall_core::session::trace`. `{key}` may be a bare session id when it
+//! is unambiguous.
 
 use super::{blocking, json_value, respond, QueryPairs};
 use crate::http::errors::ApiError;
-use crate::http::lineage;
 use crate::http::AppState;
 use axum::extract::{Path, State};
 use axum::response::Response;
-use serde_json::json;
 
 /// The handler.
 /// It takes no parameters, but a query string that is not valid UTF-8 is
@@ -22,17 +21,11 @@ pub async fn trace(
     respond(
         blocking(move || {
             let manifest = backend.manifest()?;
-            let entry = manifest
-                .sessions
-                .get(&key)
+            let key = super::one_session::resolve_key(&manifest, &key)?;
+            let t = recall_core::session::trace(&manifest, &key)
                 .ok_or_else(ApiError::session_not_found)?;
-            Ok(json_value(&json!({
-                "ok": true,
-                "revision": manifest.revision,
-                "session": lineage::summary(&key, entry),
-                "ancestors": lineage::ancestors(&manifest, &key),
-                "descendants": lineage::descendants(&manifest, &key),
-            })))
+            let body = serde_json::to_value(&t).map_err(|e| ApiError::internal(e.to_string()))?;
+            Ok(json_value(&body))
         })
         .await,
     )

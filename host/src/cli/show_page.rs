@@ -1,0 +1,137 @@
+//! The page flags of `recall show` (`--scope`, `--offset`, `--limit`,
+//! `--locate`): one page of the session view from
+//! `recall_core::session::session_view` — with `--json` exactly the body
+//! `GET /api/session/{key}` answers; a located hit is verified against
+//! the source as the daemon verifies it.
+
+use super::render::sanitize;
+use super::timefmt::minute;
+use super::Found;
+use crate::http::backend::reextract_paths;
+use crate::http::locate::{verify, Verdict};
+use anyhow::Context as _;
+use clap::Args;
+use recall_core::model::{ManifestEntry, Role};
+use recall_core::session::{session_view, SessionViewRequest};
+use recall_core::PreparedShard;
+
+/// Tool rows are shown up to this many chars unless `--full`.
+const TOOL_PREVIEW: usize = 200;
+
+/// The session-view page flags.
+#[derive(Debug, Default, Args)]
+pub struct PageArgs {
+    /// conversation (user + assistant, the default) or all (tool rows too).
+    #[arg(long)]
+    pub scope: Option<String>,
+    /// Entries to skip.
+    #[arg(long, value_name = "N")]
+    pub offset: Option<String>,
+    /// Entries per page (default 50, at most 500).
+    #[arg(long, value_name = "N")]
+    pub limit: Option<String>,
+    /// Centre the page on the record with this locator (JSON or base64url,
+    /// as `search --json` prints it) and say whether the source still holds it.
+    #[arg(long, value_name = "LOCATOR")]
+    pub locate: Option<String>,
+}
+
+impl PageArgs {
+    /// Whether any page flag was given.
+    pub fn any(&self) -> bool {
+        self.scope.is_some()
+            || self.offset.is_some()
+            || self.limit.is_some()
+            || self.locate.is_some()
+    }
+
+    fn request(&self) -> anyhow::Result<SessionViewRequest> {
+        let pairs = [
+            ("scope", &self.scope),
+            ("offset", &self.offset),
+            ("limit", &self.limit),
+            ("locate", &self.locate),
+        ];
+        SessionViewRequest::from_pairs(
+            pairs
+                .iter()
+                .filter_map(|(k, v)| v.as_deref().map(|v| (*k, v))),
+        )
+        .map_err(|e| anyhow::anyhow!("{}: {}", e.code, e.message))
+    }
+}
+
+/// Prints one page of session `key` (manifest `revision`, shard `bytes`).
+pub fn run(
+    a: &PageArgs,
+    revision: u64,
+    key: &str,
+    entry: &ManifestEntry,
+    bytes: &[u8],
+    full: bool,
+    json: bool,
+) -> anyhow::Result<Found> {
+    let r = a.request()?;
+    let p = PreparedShard::from_bytes(bytes).context("the shard is not valid")?;
+    let mut check = |record: usize| match reextract_paths(key, entry) {
+        Ok(fresh) => verify(&p.shard.records[record], fresh.as_ref()),
+        Err(e) => Verdict::Unavailable(format!("the source could not be read: {e}")),
+    };
+    let page = session_view(key, entry, revision, &p, &r, Some(&mut check));
+    if json {
+        outln!("{}", serde_json::to_value(&page)?)?;
+        return Ok(Found::Yes);
+    }
+    outln!(
+        "{}  {}  entries {}–{} of {}",
+        sanitize(key),
+        sanitize(entry.meta.title.as_deref().unwrap_or("(untitled)")),
+        page.offset + u64::from(!page.entries.is_empty()),
+        page.offset + page.entries.len() as u64,
+        page.total
+    )?;
+    let anchor = page.locate.as_ref().and_then(|l| l.entry_index);
+    if let Some(l) = &page.locate {
+        let why = l
+            .reason
+            .as_deref()
+            .map(|r| format!(": {r}"))
+            .unwrap_or_default();
+        outln!("  hit: {}{}", l.state, sanitize(&why))?;
+    }
+    for e in &page.entries {
+        let mut flags = String::new();
+        for (on, name) in [
+            (e.superseded, " [superseded]"),
+            (e.subagent, " [subagent]"),
+            (e.truncated, " [truncated]"),
+            (anchor == Some(e.index), "  ← hit"),
+        ] {
+            if on {
+                flags.push_str(name);
+            }
+        }
+        outln!()?;
+        outln!(
+            "#{} {} {}{flags}",
+            e.total_index,
+            minute(e.ts_ms),
+            e.role.as_str()
+        )?;
+        let text = if e.role == Role::Tool && !full {
+            let one: String = e.text.split_whitespace().collect::<Vec<_>>().join(" ");
+            let cut: String = one.chars().take(TOOL_PREVIEW).collect();
+            if cut.len() < one.len() {
+                format!("{cut}…")
+            } else {
+                cut
+            }
+        } else {
+            e.text.clone()
+        };
+        for line in text.lines() {
+            outln!("    {}", sanitize(line))?;
+        }
+    }
+    Ok(Found::Yes)
+}
