@@ -49,6 +49,11 @@ export class Index {
      * (empty when it is not loaded).
      */
     supersededRecords(name: string): Uint32Array;
+    /**
+     * `MemIndex::views_json`'s bytes: the session list, a session view or
+     * lineage, shaped like the daemon's routes.
+     */
+    viewsJson(request_json: string): string;
 }
 
 export type InitInput = RequestInfo | URL | Response | BufferSource | WebAssembly.Module;
@@ -65,6 +70,7 @@ export interface InitOutput {
     readonly index_sessionQueryJson: (a: number, b: number, c: number, d: number, e: number) => [number, number];
     readonly index_setManifest: (a: number, b: number, c: number) => [number, number];
     readonly index_supersededRecords: (a: number, b: number, c: number) => [number, number];
+    readonly index_viewsJson: (a: number, b: number, c: number) => [number, number];
     readonly recall_add_generation: (a: number, b: number, c: number, d: number, e: number) => number;
     readonly recall_alloc: (a: number) => number;
     readonly recall_free: (a: number, b: number) => void;
@@ -74,6 +80,7 @@ export interface InitOutput {
     readonly recall_search: (a: number, b: number, c: number) => bigint;
     readonly recall_session_query: (a: number, b: number, c: number, d: number, e: number) => bigint;
     readonly recall_set_manifest: (a: number, b: number, c: number) => number;
+    readonly recall_views: (a: number, b: number, c: number) => bigint;
     readonly __wbindgen_malloc: (a: number, b: number) => number;
     readonly __wbindgen_realloc: (a: number, b: number, c: number, d: number) => number;
     readonly __wbindgen_free: (a: number, b: number, c: number) => void;

@@ -153,6 +153,26 @@ export class Index {
         wasm.__wbindgen_free(ret[0], ret[1] * 4, 4);
         return v2;
     }
+    /**
+     * `MemIndex::views_json`'s bytes: the session list, a session view or
+     * lineage, shaped like the daemon's routes.
+     * @param {string} request_json
+     * @returns {string}
+     */
+    viewsJson(request_json) {
+        let deferred2_0;
+        let deferred2_1;
+        try {
+            const ptr0 = passStringToWasm0(request_json, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
+            const len0 = WASM_VECTOR_LEN;
+            const ret = wasm.index_viewsJson(this.__wbg_ptr, ptr0, len0);
+            deferred2_0 = ret[0];
+            deferred2_1 = ret[1];
+            return getStringFromWasm0(ret[0], ret[1]);
+        } finally {
+            wasm.__wbindgen_free(deferred2_0, deferred2_1, 1);
+        }
+    }
 }
 if (Symbol.dispose) Index.prototype[Symbol.dispose] = Index.prototype.free;
 function __wbg_get_imports() {

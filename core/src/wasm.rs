@@ -125,8 +125,6 @@ impl Index {
         self.inner.session_query_json(name, request_json)
     }
 
-    /// JSON in, JSON out: exactly the bytes `MemIndex::search_json` returns
-    /// natively.
     /// `MemIndex::views_json`'s bytes: the session list, a session view or
     /// lineage, shaped like the daemon's routes.
     #[wasm_bindgen(js_name = viewsJson)]
@@ -134,6 +132,8 @@ impl Index {
         self.inner.views_json(request_json)
     }
 
+    /// JSON in, JSON out: exactly the bytes `MemIndex::search_json` returns
+    /// natively.
     #[wasm_bindgen(js_name = searchJson)]
     pub fn search_json(&self, request_json: &str) -> String {
         self.inner.search_json(request_json)
@@ -156,31 +156,7 @@ fn request_from_js(request: JsValue) -> Result<Request, QueryError> {
 thread_local! {
     /// Indexes created through the byte ABI; a handle is its slot + 1.
     static HANDLES: RefCell<Vec<Option<MemIndex>>> = const { RefCell::new(Vec::new()) };
-    /// Runs a view query (session list, session view, lineage): request JSON
-/// (`len` bytes at `ptr`) in, response JSON out as `(ptr << 32) | len` —
-/// free it with [`recall_free`]. 0 for an unknown handle.
-///
-/// # Safety
-/// The range must be readable memory of this module.
-#[no_mangle]
-pub unsafe extern "C" fn recall_views(handle: u32, ptr: *const u8, len: usize) -> i64 {
-    // SAFETY: forwarded caller contract.
-    let data = unsafe { bytes(ptr, len) };
-    let out = with_index(handle, |ix| match std::str::from_utf8(data) {
-        Ok(json) => ix.views_json(json),
-        Err(_) => QueryError::new(crate::ErrorCode::InvalidParam, "request is not UTF-8").to_json(),
-    });
-    match out {
-        None => 0,
-        Some(s) => {
-            let b = s.into_bytes().into_boxed_slice();
-            let len = b.len();
-            pack(Box::into_raw(b).cast::<u8>(), len)
-        }
-    }
-}
-
-/// The message of the last refused call.
+    /// The message of the last refused call.
     static LAST_ERROR: RefCell<String> = const { RefCell::new(String::new()) };
 }
 
@@ -348,6 +324,30 @@ pub unsafe extern "C" fn recall_session_query(
             (Ok(name), Ok(json)) => ix.session_query_json(name, json),
             _ => QueryError::new(crate::ErrorCode::InvalidParam, "request is not UTF-8").to_json(),
         }
+    });
+    match out {
+        None => 0,
+        Some(s) => {
+            let b = s.into_bytes().into_boxed_slice();
+            let len = b.len();
+            pack(Box::into_raw(b).cast::<u8>(), len)
+        }
+    }
+}
+
+/// Runs a view query (session list, session view, lineage): request JSON
+/// (`len` bytes at `ptr`) in, response JSON out as `(ptr << 32) | len` —
+/// free it with [`recall_free`]. 0 for an unknown handle.
+///
+/// # Safety
+/// The range must be readable memory of this module.
+#[no_mangle]
+pub unsafe extern "C" fn recall_views(handle: u32, ptr: *const u8, len: usize) -> i64 {
+    // SAFETY: forwarded caller contract.
+    let data = unsafe { bytes(ptr, len) };
+    let out = with_index(handle, |ix| match std::str::from_utf8(data) {
+        Ok(json) => ix.views_json(json),
+        Err(_) => QueryError::new(crate::ErrorCode::InvalidParam, "request is not UTF-8").to_json(),
     });
     match out {
         None => 0,

@@ -98,7 +98,7 @@ fn session_views_agree_byte_for_byte() {
         let m = &e.meta;
         let mut cases = vec![
             json!({"source": m.source.as_str(), "limit": 500}),
-            json!({"id": &m.session_id[..4.min(m.session_id.len())], "limit": 500}),
+            json!({"id": m.session_id.chars().take(4).collect::<String>(), "limit": 500}),
             json!({"parent": k}),
         ];
         if let Some(cwd) = &m.cwd {

@@ -1,10 +1,10 @@
 //! The in-page search engine: the wasm build of recall-core (`pkg/`) holding a
-//! manifest and its generation files, plus the session views that offline
-//! mode and the report viewer build from the shards themselves. Used inside
-//! the dashboard's Web Worker and directly by the report viewer.
+//! manifest and its generation files. Search, the session list, the session
+//! view and lineage are the core's own (`viewsJson`), so offline mode and the
+//! report viewer answer with the daemon's bytes. Used inside the dashboard's
+//! Web Worker and directly by the report viewer.
 
 import init, { Index } from '../pkg/recall_core.js';
-import { sessionSummary, pageEntries, traceOf } from './shards.js';
 
 let ready = null;
 
@@ -21,9 +21,6 @@ export class Engine {
   constructor() {
     this.index = new Index();
     this.manifest = { sessions: {}, revision: 0 };
-    /** generation file name → bytes (parsed lazily for session views). */
-    this.bytes = new Map();
-    this.parsed = new Map();
   }
 
   /** Replaces the manifest (its exact bytes). */
@@ -36,7 +33,6 @@ export class Engine {
   addGeneration(name, bytes) {
     if (this.index.hasGeneration(name)) return;
     this.index.addGeneration(name, bytes);
-    this.bytes.set(name, bytes);
   }
 
   /** Whether a generation is loaded. */
@@ -49,39 +45,34 @@ export class Engine {
     return JSON.parse(this.index.searchJson(JSON.stringify(clean(request))));
   }
 
-  /** The parsed shard of a session, or null. */
-  shard(key) {
-    const entry = this.manifest.sessions?.[key];
-    if (!entry) return null;
-    const name = entry.generation_file;
-    if (!this.parsed.has(name)) {
-      const bytes = this.bytes.get(name);
-      if (!bytes) return null;
-      this.parsed.set(name, JSON.parse(decoder.decode(bytes)));
-    }
-    return this.parsed.get(name);
+  /** A view query of the core (`MemIndex::views_json`): the response object or the §7 error body. */
+  views(request) {
+    return JSON.parse(this.index.viewsJson(JSON.stringify(request)));
   }
 
-  /** A page of a session's entries, shaped like `GET /api/session/{key}`. */
+  /** `GET /api/sessions` from the core: the list, filtered and paged. */
+  sessions(params = {}) {
+    return this.views({ query: 'sessions', params: clean(params) });
+  }
+
+  /** A page of a session's entries, as `GET /api/session/{key}` answers. */
   session(key, { offset, limit, locate, scope } = {}) {
-    const entry = this.manifest.sessions?.[key];
-    const shard = this.shard(key);
-    if (!entry || !shard) {
-      return { ok: false, error: 'session_not_found', message: 'This session is not in the offline index.' };
-    }
-    const superseded = typeof this.index.supersededRecords === 'function'
-      ? new Set(this.index.supersededRecords(entry.generation_file))
-      : null;
-    return {
-      ok: true,
-      session: sessionSummary(key, entry),
-      ...pageEntries(shard, { offset, limit, locate, scope, superseded }),
-    };
+    const params = clean({ offset, limit, scope, locate: typeof locate === 'object' && locate ? JSON.stringify(locate) : locate });
+    const res = this.views({ query: 'session', key, params });
+    if (res.ok === false && res.error === 'session_not_found') res.message = 'This session is not in the offline index.';
+    return res;
   }
 
-  /** Lineage from the manifest's parent links, shaped like `/trace`. */
+  /** Lineage, as `/api/session/{key}/trace` answers. */
   trace(key) {
-    return traceOf(this.manifest, key);
+    return this.views({ query: 'trace', key });
+  }
+
+  /** A one-session query (filter, search, window, surface, classify, event_trace) over `key`'s shard. */
+  sessionQuery(key, request) {
+    const entry = this.manifest.sessions?.[key];
+    if (!entry) return { ok: false, error: 'session_not_found', message: 'This session is not in the offline index.' };
+    return JSON.parse(this.index.sessionQueryJson(entry.generation_file, JSON.stringify(request)));
   }
 }
 
