@@ -82,6 +82,14 @@ export const online = {
   sessions(params, signal) {
     return getJson('/api/sessions', params, { signal });
   },
+  /**
+   * A one-session query (the core's JSON request: `{query: 'search', q, filter, cursor, limit}`,
+   * `{query: 'filter', filter, offset, limit}`, …) as `GET /api/session/{key}/<query>`.
+   */
+  sessionQuery(key, request, signal) {
+    const route = String(request.query).replace(/_/g, '-');
+    return getJson(`/api/session/${encodeURIComponent(key)}/${route}`, routeParams(request), { signal });
+  },
   /** Ancestors and descendants of a session. */
   trace(key, signal) {
     return getJson(`/api/session/${encodeURIComponent(key)}/trace`, {}, { signal });
@@ -91,3 +99,18 @@ export const online = {
     return getJson('/api/index/status', {}, { signal });
   },
 };
+
+/** The query parameters of a one-session route for a core request object. */
+export function routeParams(request) {
+  const { query: _query, filter = {}, at, ...rest } = request || {};
+  const names = { from_index: 'from', to_index: 'to', since_ms: 'since', until_ms: 'until', roles: 'role' };
+  const out = {};
+  for (const [k, v] of Object.entries(filter)) {
+    if (v === undefined || v === null) continue;
+    out[names[k] || k] = Array.isArray(v) ? v.join(',') : String(v);
+  }
+  for (const [k, v] of Object.entries(rest)) if (v !== undefined && v !== null) out[k] = String(v);
+  if (at && at.index !== undefined) out.index = String(at.index);
+  if (at && at.locator) out.locator = JSON.stringify(at.locator);
+  return out;
+}

@@ -132,6 +132,10 @@ export const offline = {
     await ready();
     return unwrap(await abortable(call('trace', key), signal));
   },
+  async sessionQuery(key, request, signal) {
+    await ready();
+    return unwrap(await abortable(call('sessionQuery', key, request), signal));
+  },
   async status() {
     const info = await ready();
     return { phase: 'offline', revision: info.revision, sessions: info.sessions, fetched_ms: info.fetched_ms };

@@ -53,6 +53,7 @@ const backend = {
   search: async (req) => unwrap(engine.search(req)),
   session: async (key, options) => unwrap(engine.session(key, options)),
   trace: async (key) => unwrap(engine.trace(key)),
+  sessionQuery: async (key, request) => unwrap(engine.sessionQuery(key, request)),
 };
 
 const sessionView = new SessionView(els.session, () => backend, (key) => sessionView.open(key), () => readFilters(els.form).scope || 'conversation', { markdown: renderMarkdown });

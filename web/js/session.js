@@ -3,7 +3,12 @@
 //! words when the hit is stale or unavailable, lineage (`/trace`), a copy
 //! button for the resume command, and user/assistant text rendered as
 //! Markdown when a renderer is given (the dashboard passes `markdown.js`'s;
-//! tool rows and the "raw" toggle show the original text).
+//! tool rows and the "raw" toggle show the original text). "Find in this
+//! session" runs the core's one-session search (`sessionQuery` search) and
+//! steps through its hits (marks on every hit, next/previous); "current
+//! surface only" lists the core's active records (`filter` state=active at
+//! the panel's scope). Both go through the backend, so they work online,
+//! offline and in reports alike.
 
 import { h, replace } from './dom.js';
 import { snippetNode, byteToIndex } from './highlight.js';
@@ -21,6 +26,13 @@ export function indexRanges(text, ranges) {
 
 /** Entries per page. */
 export const PAGE = 50;
+/** Most find hits collected (pages of 100 through the search cursor). */
+export const FIND_MAX = 500;
+
+/** The roles a scope lists. */
+function scopeRoles(scope) {
+  return scope === 'all' ? ['user', 'assistant', 'tool'] : ['user', 'assistant'];
+}
 
 /** Normalizes a session page answer to `{session, offset, total, entries, locate}`. */
 export function normalizePage(body) {
@@ -74,6 +86,10 @@ export class SessionView {
     this.offset = undefined;
     this.controller = null;
     this.page = null;
+    /** The find box: `{q, hits, at}` (hits in record order), or null. */
+    this.find = null;
+    /** Listing the current surface only (active records). */
+    this.surface = false;
     try {
       this.raw = localStorage.getItem(RAW_KEY) === 'true';
     } catch {
@@ -94,6 +110,8 @@ export class SessionView {
     this.hit = null;
     this.offset = undefined;
     this.page = null;
+    this.find = null;
+    this.surface = false;
     this.root.hidden = true;
     replace(this.root);
     if (was) this.onChange(this.current());
@@ -115,18 +133,21 @@ export class SessionView {
     this.controller?.abort();
     const controller = new AbortController();
     this.controller = controller;
+    if (key !== this.key) {
+      this.find = null;
+      this.surface = false;
+    }
     this.key = key;
     this.hit = hit;
     this.offset = hit?.locator ? undefined : offset;
     this.root.hidden = false;
     this.onChange(this.current());
     replace(this.root, h('p', { class: 'loading' }, 'Loading session…'));
-    const params = { limit: PAGE, scope: this.scope() };
-    if (hit?.locator) params.locate = encodeLocator(hit.locator);
-    else if (offset !== undefined) params.offset = offset;
     let page;
     try {
-      page = normalizePage(await this.backend().session(key, params, controller.signal));
+      page = this.surface
+        ? await this.surfacePage(key, hit, offset, controller.signal)
+        : normalizePage(await this.backend().session(key, this.pageParams(hit, offset), controller.signal));
     } catch (e) {
       if (e?.name === 'AbortError') return;
       replace(this.root, this.closeButton(), h('p', { class: 'error' }, `This session cannot be shown: ${e.message}`));
@@ -136,6 +157,109 @@ export class SessionView {
     this.page = page;
     this.render(key, page);
     this.loadTrace(key, controller.signal);
+  }
+
+  pageParams(hit, offset) {
+    const params = { limit: PAGE, scope: this.scope() };
+    if (hit?.locator) params.locate = encodeLocator(hit.locator);
+    else if (offset !== undefined) params.offset = offset;
+    return params;
+  }
+
+  /**
+   * A page of the current surface (the active records at the panel's scope),
+   * shaped like a session page; centred on `hit.index` when given.
+   */
+  async surfacePage(key, hit, offset, signal) {
+    const backend = this.backend();
+    const filter = { state: 'active', roles: scopeRoles(this.scope()) };
+    let start = Math.max(0, Number(offset) || 0);
+    let target = -1;
+    if (hit && hit.index !== undefined) {
+      // Its place in the surface = the active records up to it.
+      const upTo = await backend.sessionQuery(key, { query: 'filter', filter: { ...filter, to_index: hit.index }, limit: 1 }, signal);
+      target = Math.max(0, Number(upTo.total) - 1);
+      start = Math.max(0, target - Math.floor(PAGE / 2));
+    }
+    const res = await backend.sessionQuery(key, { query: 'filter', filter, offset: start, limit: PAGE }, signal);
+    const entries = res.entries.map((e, i) => ({ ...e, index: start + i, total_index: e.index, superseded: e.state === 'superseded' }));
+    const session = this.page?.session && this.page.session.session_key === key
+      ? this.page.session
+      : (await this.backend().session(key, { limit: 1 }, signal)).session;
+    const locate = target >= 0 ? { state: 'resolved', anchor: 'exact', entry_index: target } : null;
+    return { session, offset: start, total: Number(res.total), entries, locate };
+  }
+
+  /** Turns "current surface only" on or off, keeping the find box. */
+  setSurface(on) {
+    this.surface = on;
+    const current = this.find?.hits[this.find.at];
+    if (this.key) this.open(this.key, current ? this.hitOf(current) : null, current ? undefined : 0);
+  }
+
+  /** The `hit` a find hit opens: its locator (session view), index (surface) and ranges. */
+  hitOf(found) {
+    return { locator: found.locator, index: found.index, ranges: found.ranges };
+  }
+
+  /** Runs "find in this session" for `q` (empty clears it) and shows the first hit. */
+  async runFind(q) {
+    const key = this.key;
+    q = (q || '').trim();
+    if (!q) {
+      this.find = null;
+      if (this.page) this.render(key, this.page, { keepScroll: true });
+      return;
+    }
+    const backend = this.backend();
+    const filter = { roles: scopeRoles(this.scope()), ...(this.surface ? { state: 'active' } : {}) };
+    const hits = [];
+    let cursor;
+    let error = null;
+    try {
+      do {
+        const res = await backend.sessionQuery(key, { query: 'search', q, filter, limit: 100, ...(cursor ? { cursor } : {}) });
+        hits.push(...res.hits);
+        cursor = res.cursor;
+      } while (cursor && hits.length < FIND_MAX);
+    } catch (e) {
+      error = e.message || String(e);
+    }
+    if (this.key !== key) return;
+    this.find = { q, hits, at: hits.length ? 0 : -1, error };
+    if (hits.length) await this.open(key, this.hitOf(hits[0]));
+    else if (this.page) this.render(key, this.page, { keepScroll: true });
+  }
+
+  /** Moves to the next (`+1`) or previous (`-1`) find hit, wrapping around. */
+  async step(dir) {
+    const f = this.find;
+    if (!f || !f.hits.length) return;
+    f.at = (f.at + dir + f.hits.length) % f.hits.length;
+    await this.open(this.key, this.hitOf(f.hits[f.at]));
+  }
+
+  /** The find box and the surface toggle. */
+  tools() {
+    const f = this.find;
+    const input = h('input', { type: 'search', id: 'find-q', name: 'find', placeholder: 'Find in this session', value: f?.q || '', 'aria-label': 'Find in this session' });
+    input.addEventListener('keydown', (ev) => {
+      if (ev.key !== 'Enter') return;
+      ev.preventDefault();
+      if (f && f.q === input.value.trim() && f.hits.length) this.step(ev.shiftKey ? -1 : 1);
+      else this.runFind(input.value);
+    });
+    const count = !f ? '' : f.error ? `Cannot search: ${f.error}` : f.hits.length ? `${f.at + 1} of ${f.hits.length}` : 'No matches';
+    const none = !f || !f.hits.length;
+    return h('div', { class: 'session-tools' },
+      h('div', { class: 'find', role: 'search' },
+        input,
+        h('button', { type: 'button', class: 'find-prev', title: 'Previous (Shift-Enter)', disabled: none, onclick: () => this.step(-1) }, '↑'),
+        h('button', { type: 'button', class: 'find-next', title: 'Next (Enter)', disabled: none, onclick: () => this.step(1) }, '↓'),
+        h('span', { class: 'find-count', 'aria-live': 'polite' }, count)),
+      h('label', { class: 'surface-toggle' },
+        h('input', { type: 'checkbox', id: 'surface-only', checked: this.surface, onchange: (ev) => this.setSurface(ev.currentTarget.checked) }),
+        ' current surface only'));
   }
 
   closeButton() {
@@ -168,21 +292,27 @@ export class SessionView {
     }
     const hitIndex = located?.entry_index ?? -1;
     const resolved = located?.state === 'resolved';
+    const found = new Map((this.find?.hits || []).map((x) => [Number(x.index), x.ranges]));
+    const current = this.find?.hits[this.find.at];
     const entries = page.entries.map((e, i) => {
       const index = Number(e.index ?? page.offset + i);
+      const record = Number(e.total_index ?? index);
       const isHit = resolved && index === hitIndex;
       const isExact = isHit && located.anchor !== 'nearest';
-      const text = this.entryText(e, isExact && this.hit?.ranges ? this.hit.ranges : null);
-      const cls = `entry role-${e.role}${isHit ? ' located' : ''}${index === hitIndex ? ' target' : ''}`;
-      return h('article', { class: cls, dataset: { index: String(index) } },
+      const marks = isExact && this.hit?.ranges ? this.hit.ranges : found.get(record) || null;
+      const text = this.entryText(e, marks);
+      const findCls = found.has(record) ? ` find-hit${current && Number(current.index) === record ? ' find-current' : ''}` : '';
+      const cls = `entry role-${e.role}${isHit ? ' located' : ''}${index === hitIndex ? ' target' : ''}${findCls}`;
+      return h('article', { class: cls, dataset: { index: String(index), record: String(record) } },
         h('header', {}, ...recordBadges(e), h('time', {}, when(e.ts_ms)), h('span', { class: 'index' }, `#${index + 1}`)),
         text);
     });
     const first = page.offset;
     const last = page.offset + page.entries.length;
+    const what = this.surface ? 'Surface entries' : 'Entries';
     const pager = () => h('nav', { class: 'pager' },
       h('button', { type: 'button', disabled: first <= 0, onclick: () => this.open(key, null, Math.max(0, first - PAGE)) }, '← Earlier'),
-      h('span', {}, page.total ? `Entries ${first + 1}–${last} of ${page.total}` : 'No entries'),
+      h('span', {}, page.total ? `${what} ${first + 1}–${last} of ${page.total}` : 'No entries'),
       h('button', { type: 'button', disabled: last >= page.total, onclick: () => this.open(key, null, last) }, 'Later →'));
     const resume = s.resume
       ? h('div', { class: 'resume' },
@@ -206,7 +336,8 @@ export class SessionView {
         this.markdown && h('label', { class: 'raw-toggle' },
           h('input', { type: 'checkbox', checked: this.raw, onchange: (ev) => this.setRaw(ev.currentTarget.checked) }),
           ' raw text'),
-        h('div', { class: 'lineage', id: 'lineage' })),
+        h('div', { class: 'lineage', id: 'lineage' }),
+        this.tools()),
       notice, pager(),
       h('div', { class: 'entries' }, ...entries),
       page.entries.length > 10 ? pager() : null);
