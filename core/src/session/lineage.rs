@@ -24,7 +24,7 @@ pub enum Ancestor {
         missing: bool,
     },
     /// An indexed session.
-    Known(SessionSummary),
+    Known(Box<SessionSummary>),
 }
 
 /// A descendant and its own descendants.
@@ -98,7 +98,7 @@ pub fn ancestors(m: &Manifest, key: &str) -> Vec<Ancestor> {
         }
         match m.sessions.get(&p.key) {
             Some(e) => {
-                chain.push(Ancestor::Known(SessionSummary::of(&p.key, e)));
+                chain.push(Ancestor::Known(Box::new(SessionSummary::of(&p.key, e))));
                 cur = e.meta.parent.clone();
             }
             None => {
