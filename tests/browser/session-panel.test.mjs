@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { tempDir, makeHome, serve, warm, recall, launch, openPage, cleanup } from './lib/env.mjs';
+import { tempDir, makeHome, serve, warm, recall, launch, newContext, openPage, cleanup } from './lib/env.mjs';
 
 const LONG = { timeout: 300_000 };
 let dir;
@@ -146,6 +146,29 @@ test('find and the surface toggle work the same in a report (wasm, file://)', LO
   assert.deepEqual(network, [], 'no network requests');
   assert.deepEqual(page.errors, []);
   await page.close();
+});
+
+test('find and the surface toggle work the same offline (wasm in the worker)', LONG, async () => {
+  const context = await newContext(browser);
+  const page = await openPage(browser, server.url, { context });
+  await page.click('#offline-btn');
+  await page.waitForSelector('#mode-badge:not([hidden])');
+  const asked = [];
+  page.on('request', (r) => {
+    if (new URL(r.url()).pathname.startsWith('/api/session/')) asked.push(r.url());
+  });
+  await page.goto(`${server.url}/?session=${encodeURIComponent(findCase.key)}`);
+  await page.waitForSelector('#mode-badge:not([hidden])');
+  await page.waitForSelector('#session .entry');
+  await exerciseFind(page, findCase);
+  await page.goto(`${server.url}/?session=${encodeURIComponent(surfaceCase.key)}`);
+  await page.waitForSelector('#mode-badge:not([hidden])');
+  await page.waitForSelector('#session .entry');
+  await exerciseSurface(page, surfaceCase);
+  assert.deepEqual(asked, [], 'offline, the session panel asks the daemon nothing');
+  assert.deepEqual(page.errors, []);
+  await page.close();
+  await context.close();
 });
 
 test('the demo DeepSeek Harness session: find and surface', LONG, async () => {
