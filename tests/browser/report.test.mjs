@@ -62,6 +62,9 @@ test('a report of many sessions renders them and their entries from file://', LO
   const file = report(keys, 'all.html');
   const page = await openReport(file);
   assert.equal(await page.$$eval('.session-card', (c) => c.length), keys.length);
+  // The core's list order, as `recall sessions` prints it (one activity time everywhere).
+  const order = JSON.parse(cli(['sessions', '--no-refresh', '--json', '--limit', '0'])).map((s) => s.session_key);
+  assert.deepEqual(await page.$$eval('.session-card', (c) => c.map((x) => x.dataset.key)), order);
   await page.click('.session-card .title');
   await page.waitForSelector('#session .entry');
   assert.ok((await page.$$eval('#session .entry', (e) => e.length)) > 0);

@@ -79,10 +79,21 @@ function rebuild() {
     ...reports.map((r) => h('span', { class: 'report-name' }, ` · ${r.label}`)));
 }
 
-/** Lists the sessions (no query). */
+/** Every session the core's list gives (newest activity first), following its cursor. */
+function allSessions() {
+  const out = [];
+  let cursor;
+  do {
+    const page = unwrap(engine.sessions({ limit: 500, ...(cursor ? { cursor } : {}) }));
+    out.push(...page.sessions.map((s) => [s.session_key, s]));
+    cursor = page.cursor;
+  } while (cursor);
+  return out;
+}
+
+/** Lists the sessions (no query), as the daemon's `GET /api/sessions` orders them. */
 function listSessions() {
-  const sessions = Object.entries(engine.manifest.sessions || {})
-    .sort(([ka, a], [kb, b]) => (b.updated_ms ?? 0) - (a.updated_ms ?? 0) || (ka < kb ? -1 : 1));
+  const sessions = allSessions();
   replace(els.note);
   if (!sessions.length) {
     replace(els.results, h('p', { class: 'hint' }, 'This viewer holds no sessions yet: open a report file made by `recall report`.'));
