@@ -6,7 +6,7 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { tempDir, makeHome, serve, warm, launch, openPage, cleanup } from './lib/env.mjs';
+import { tempDir, makeHome, serve, warm, launch, newContext, openPage, cleanup } from './lib/env.mjs';
 
 const LONG = { timeout: 300_000 };
 
@@ -124,4 +124,32 @@ test('the session list, session view, lineage and one-session queries answer in 
   t.diagnostic(`${cases.length} requests, 0 differences, ${located} located hits`);
   assert.deepEqual(page.errors, []);
   await page.close();
+});
+
+test('offline, the home page and the metadata lane list the sessions the daemon lists, from the core in the worker', LONG, async () => {
+  const context = await newContext(browser);
+  const page = await openPage(browser, server.url, { context });
+  await page.click('#offline-btn');
+  await page.waitForSelector('#mode-badge:not([hidden])');
+  const asked = [];
+  page.on('request', (r) => {
+    if (new URL(r.url()).pathname === '/api/sessions') asked.push(r.url());
+  });
+  await page.goto(server.url);
+  await page.waitForSelector('#mode-badge:not([hidden])');
+  await page.waitForSelector('.recent .session-row');
+  const want = await daemon('/api/sessions', { limit: '25' });
+  const rows = await page.$$eval('.recent .session-row', (r) => r.map((x) => x.dataset.key));
+  assert.deepEqual(rows, want.sessions.map((s) => s.session_key));
+  const title = want.sessions[0].title;
+  const w = word(title) || title;
+  await page.fill('#q', w);
+  await page.waitForSelector('#lane .session-row');
+  const lane = await page.$$eval('#lane .session-row', (r) => r.map((x) => x.dataset.key));
+  const laneWant = await daemon('/api/sessions', { q: w, limit: '5' });
+  assert.deepEqual(lane, laneWant.sessions.map((s) => s.session_key));
+  assert.deepEqual(asked, [], 'offline, the list is not asked of the daemon');
+  assert.deepEqual(page.errors, []);
+  await page.close();
+  await context.close();
 });

@@ -120,7 +120,7 @@ function showIdle() {
   replace(els.lane);
   const hint = h('p', { class: 'hint' }, `Type at least ${MIN_CHARS} characters to search every conversation.`);
   homeController?.abort();
-  if (backend.kind !== 'online') {
+  if (!backend.sessions) {
     replace(els.hits, hint, coverage ? coverageNode(coverage) : null);
     return;
   }
@@ -200,7 +200,7 @@ async function runSearch(req, { more = false, retries = TIMEOUT_RETRIES } = {}) 
   const run = ++generation;
   const body = more && cursor ? { ...req, cursor } : req;
   els.results.setAttribute('aria-busy', 'true');
-  if (!more && backend.kind === 'online') {
+  if (!more && backend.sessions) {
     renderLane(els.lane, { api: backend, q: req.q, filters: listFilters(), signal: mine.signal, onOpen: (s) => openSession(s.session_key, null) })
       .catch(() => {
         els.lane.hidden = true;
@@ -290,7 +290,7 @@ function move(delta) {
 
 const palette = new Palette(els.palette, {
   search: (req, signal) => backend.search({ ...toRequest(readForm(els.form)), ...req }, signal),
-  sessions: (q, signal) => (backend.kind === 'online' ? backend.sessions({ ...listFilters(), q, limit: 5 }, signal) : Promise.resolve(null)),
+  sessions: (q, signal) => (backend.sessions ? backend.sessions({ ...listFilters(), q, limit: 5 }, signal) : Promise.resolve(null)),
   open: (s, hit) => openSession(s.session_key, hit),
   commands: () => [
     { label: 'Focus the search box', run: () => els.q.focus() },

@@ -132,6 +132,10 @@ export const offline = {
     await ready();
     return unwrap(await abortable(call('trace', key), signal));
   },
+  async sessions(params = {}, signal) {
+    await ready();
+    return unwrap(await abortable(call('sessions', params), signal));
+  },
   async sessionQuery(key, request, signal) {
     await ready();
     return unwrap(await abortable(call('sessionQuery', key, request), signal));

@@ -33,6 +33,7 @@ const ops = {
   search: (request) => engine.search(request),
   session: (key, options) => engine.session(key, options),
   trace: (key) => engine.trace(key),
+  sessions: (params) => engine.sessions(params),
   sessionQuery: (key, request) => engine.sessionQuery(key, request),
 };
 
