@@ -310,3 +310,153 @@ fn locate(
     }
     (l, place)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::fixture::shard;
+
+    fn entry(p: &PreparedShard, gone: bool) -> ManifestEntry {
+        ManifestEntry {
+            meta: p.shard.session.clone(),
+            generation_file: "g.json".into(),
+            records: p.shard.records.len() as u64,
+            max_ts_ms: p.max_ts_ms,
+            bytes: 0,
+            source_gone: gone,
+            files: vec![],
+            watermark: 0,
+            state: serde_json::Value::Null,
+        }
+    }
+
+    fn req(pairs: &[(&str, &str)]) -> SessionViewRequest {
+        SessionViewRequest::from_pairs(pairs.iter().copied()).unwrap()
+    }
+
+    fn loc(p: &PreparedShard, i: usize) -> String {
+        serde_json::to_string(&p.shard.records[i].locator).unwrap()
+    }
+
+    #[test]
+    fn pages_list_the_scope_and_flag_superseded_records() {
+        let p = shard();
+        let e = entry(&p, false);
+        let v = session_view("codex:s1", &e, 3, &p, &req(&[]), None);
+        assert_eq!(v.total, 9, "the tool row is not listed");
+        let totals: Vec<u64> = v.entries.iter().map(|x| x.total_index).collect();
+        assert_eq!(totals, [0, 1, 3, 4, 5, 6, 7, 8, 9]);
+        let superseded: Vec<u64> = v
+            .entries
+            .iter()
+            .filter(|x| x.superseded)
+            .map(|x| x.total_index)
+            .collect();
+        assert_eq!(superseded, [3, 4, 7]);
+        let all = session_view(
+            "codex:s1",
+            &e,
+            3,
+            &p,
+            &req(&[("scope", "all"), ("offset", "8"), ("limit", "5")]),
+            None,
+        );
+        assert_eq!((all.total, all.offset, all.entries.len()), (10, 8, 2));
+        assert_eq!(all.entries[0].index, 8);
+        assert!(all.locate.is_none());
+        for bad in [("scope", "tools"), ("offset", "-1"), ("locate", "{")] {
+            assert_eq!(
+                SessionViewRequest::from_pairs([bad]).unwrap_err().code,
+                "invalid_param",
+                "{bad:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn locate_centres_the_page_and_says_what_became_of_the_hit() {
+        let p = shard();
+        let e = entry(&p, false);
+        // Exact, verified: the page is centred on it.
+        let mut verified = |_: usize| Verdict::Verified;
+        let v = session_view(
+            "codex:s1",
+            &e,
+            3,
+            &p,
+            &req(&[("locate", &loc(&p, 7)), ("limit", "3")]),
+            Some(&mut verified),
+        );
+        let l = v.locate.unwrap();
+        assert_eq!(
+            (l.state.as_str(), l.anchor.as_deref()),
+            ("resolved", Some("exact"))
+        );
+        assert_eq!((l.entry_index, l.total_index), (Some(6), Some(7)));
+        assert_eq!(v.offset, 5);
+        // A tool row under the conversation scope: the entry before it.
+        let v = session_view(
+            "codex:s1",
+            &e,
+            3,
+            &p,
+            &req(&[("locate", &loc(&p, 2))]),
+            Some(&mut verified),
+        );
+        let l = v.locate.unwrap();
+        assert_eq!(
+            (l.anchor.as_deref(), l.entry_index),
+            (Some("nearest"), Some(1))
+        );
+        // The source says stale; a gone source is unavailable without asking it.
+        let mut stale = |_: usize| Verdict::Stale("changed".into());
+        let v = session_view(
+            "codex:s1",
+            &e,
+            3,
+            &p,
+            &req(&[("locate", &loc(&p, 4))]),
+            Some(&mut stale),
+        );
+        assert_eq!(v.locate.as_ref().unwrap().state, "stale");
+        assert_eq!(
+            v.locate.unwrap().total_index,
+            Some(4),
+            "the indexed copy is still shown"
+        );
+        let gone = entry(&p, true);
+        let mut never = |_: usize| -> Verdict { panic!("a gone source is not re-read") };
+        let v = session_view(
+            "codex:s1",
+            &gone,
+            3,
+            &p,
+            &req(&[("locate", &loc(&p, 4))]),
+            Some(&mut never),
+        );
+        assert_eq!(v.locate.unwrap().state, "unavailable");
+        // A locator the shard never had: stale natively, unavailable offline.
+        let lost = r#"{"kind":"native_event","line_no":99,"content_hash16":"ffffffffffffffff"}"#;
+        let v = session_view(
+            "codex:s1",
+            &e,
+            3,
+            &p,
+            &req(&[("locate", lost)]),
+            Some(&mut verified),
+        );
+        assert_eq!(v.locate.unwrap().state, "stale");
+        let v = session_view("codex:s1", &e, 3, &p, &req(&[("locate", lost)]), None);
+        let l = v.locate.unwrap();
+        assert_eq!(l.state, "unavailable");
+        assert!(l.entry_index.is_none());
+        // Moved: the same content at another line resolves as nearest.
+        let moved = r#"{"kind":"native_event","line_no":42,"content_hash16":"0000000000000005"}"#;
+        let v = session_view("codex:s1", &e, 3, &p, &req(&[("locate", moved)]), None);
+        let l = v.locate.unwrap();
+        assert_eq!(
+            (l.anchor.as_deref(), l.total_index),
+            (Some("nearest"), Some(5))
+        );
+    }
+}
