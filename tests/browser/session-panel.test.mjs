@@ -123,6 +123,20 @@ test('current surface only lists the active records, online', LONG, async () => 
   const page = await openPage(browser, `${server.url}/?session=${encodeURIComponent(surfaceCase.key)}`);
   await page.waitForSelector('#session .entry');
   await exerciseSurface(page, surfaceCase);
+  // With the surface on, find searches only the records that still stand.
+  const k = encodeURIComponent(surfaceCase.key);
+  const gone = await api(server.url, `/api/session/${k}/filter`, { state: 'superseded', role: 'user,assistant' });
+  const w = gone.entries.flatMap((e) => words(e.text))[0];
+  assert.ok(w, 'a superseded record has a word to find');
+  const everywhere = await api(server.url, `/api/session/${k}/search`, { q: w, limit: '500' });
+  const standing = await api(server.url, `/api/session/${k}/search`, { q: w, state: 'active', limit: '500' });
+  assert.ok(standing.total_hits < everywhere.total_hits);
+  const said = (n) => (n ? `1 of ${n}` : 'No matches');
+  await page.fill('#find-q', w);
+  await page.press('#find-q', 'Enter');
+  await page.waitForFunction((want) => document.querySelector('#session .find-count')?.textContent === want, said(everywhere.total_hits));
+  await page.check('#surface-only');
+  await page.waitForFunction((want) => document.querySelector('#session .find-count')?.textContent === want, said(standing.total_hits));
   assert.deepEqual(page.errors, []);
   await page.close();
 });

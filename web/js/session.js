@@ -190,11 +190,13 @@ export class SessionView {
     return { session, offset: start, total: Number(res.total), entries, locate };
   }
 
-  /** Turns "current surface only" on or off, keeping the find box. */
+  /** Turns "current surface only" on or off, keeping the find box's query. */
   setSurface(on) {
     this.surface = on;
-    const current = this.find?.hits[this.find.at];
-    if (this.key) this.open(this.key, current ? this.hitOf(current) : null, current ? undefined : 0);
+    if (!this.key) return;
+    // The find box searches what is listed: rerun it over the new listing.
+    if (this.find?.q) this.runFind(this.find.q);
+    else this.open(this.key, null, 0);
   }
 
   /** The `hit` a find hit opens: its locator (session view), index (surface) and ranges. */
