@@ -268,7 +268,7 @@ fn activity<'a>(entries: impl Iterator<Item = &'a ManifestEntry>, tz_min: i64) -
         let Some(ts) = activity_ms(e) else {
             continue;
         };
-        let local = ts.saturating_add(tz_min * 60_000);
+        let local = ts.saturating_add(tz_min.clamp(-24 * 60, 24 * 60) * 60_000);
         let c = days
             .entry((local.div_euclid(DAY_MS), e.meta.source.as_str()))
             .or_insert((0, 0));
