@@ -75,6 +75,7 @@ pub fn run(g: &Globals, a: StatusArgs) -> anyhow::Result<Found> {
             files_failed: 0,
             degraded_roots,
             last_sweep_ms: (st.last_sweep_ms > 0).then_some(st.last_sweep_ms),
+            failed_units: crate::index::FailedUnit::from_state(&st),
         },
         revision: m.revision,
         store_id: m.store_id.clone(),

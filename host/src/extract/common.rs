@@ -2,7 +2,6 @@
 //! content hashes, titles and timestamp parsing.
 
 use super::Diagnostics;
-use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
 
@@ -37,7 +36,7 @@ pub fn for_each_line(
     diag: &mut Diagnostics,
     mut f: impl FnMut(Line<'_>),
 ) -> io::Result<u64> {
-    let mut file = File::open(path)?;
+    let mut file = super::open::open_regular(path)?;
     if start > 0 {
         io::Seek::seek(&mut file, io::SeekFrom::Start(start))?;
     }
@@ -83,7 +82,7 @@ pub fn feed_lines(
     f: &mut dyn FnMut(Line<'_>),
     torn: &mut dyn FnMut(&[u8]),
 ) -> io::Result<Stop> {
-    let mut file = File::open(path)?;
+    let mut file = super::open::open_regular(path)?;
     if start > 0 {
         io::Seek::seek(&mut file, io::SeekFrom::Start(start))?;
     }
@@ -216,7 +215,9 @@ pub fn parse_json(line: &Line<'_>, diag: &mut Diagnostics) -> Option<serde_json:
 /// Reads a whole small file (state/meta JSON), bounded to `max` bytes.
 pub fn read_small(path: &Path, max: u64) -> io::Result<Vec<u8>> {
     let mut v = Vec::new();
-    File::open(path)?.take(max).read_to_end(&mut v)?;
+    super::open::open_regular(path)?
+        .take(max)
+        .read_to_end(&mut v)?;
     Ok(v)
 }
 
@@ -283,7 +284,10 @@ pub fn json_ts_ms(v: &serde_json::Value) -> Option<i64> {
 /// Every file under `dir` (recursively, at most `max_depth` levels) whose
 /// file name satisfies `keep`, sorted by path. Symlinks are followed, but a
 /// directory already visited (by canonical path) is not entered again, so a
-/// symlink loop ends the walk of that branch instead of recursing forever.
+/// symlink loop ends the walk of that branch instead of recursing forever,
+/// and a directory that is `dir` itself or one of its ancestors (a symlink
+/// back up, e.g. `sessions/loop -> ..`) is never entered: a loop cannot
+/// re-enter the root and reach files beside the walked folder.
 /// Unreadable directories are skipped.
 pub fn walk_files(
     dir: &Path,
@@ -292,12 +296,14 @@ pub fn walk_files(
 ) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
     let mut seen = std::collections::HashSet::new();
+    let top = std::fs::canonicalize(dir).ok();
     let mut stack = vec![(dir.to_path_buf(), 0usize)];
     while let Some((d, depth)) = stack.pop() {
         let Ok(canonical) = std::fs::canonicalize(&d) else {
             continue;
         };
-        if !seen.insert(canonical) {
+        let above_top = depth > 0 && top.as_ref().is_some_and(|t| t.starts_with(&canonical));
+        if above_top || !seen.insert(canonical) {
             continue;
         }
         let Ok(entries) = std::fs::read_dir(&d) else {

@@ -18,6 +18,7 @@ pub mod intendant;
 pub mod json;
 pub mod kimi;
 pub mod lenient;
+pub mod open;
 pub mod pi;
 pub mod resume;
 

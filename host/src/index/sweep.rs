@@ -8,7 +8,7 @@
 //! publishes a batch every few seconds so searches see a backfill grow.
 
 use super::build::{self, Previous};
-use super::cursor::capture;
+use super::cursor::{capture, stat_only};
 use super::plan::{self, expired, Kind, Work};
 use super::resume;
 use super::ShardHook;
@@ -23,7 +23,7 @@ use recall_core::PreparedShard;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -65,11 +65,19 @@ pub struct SweepReport {
     pub revision: u64,
     /// The store id.
     pub store_id: String,
+    /// Every unit of the store that could not be indexed (this sweep's
+    /// failures and older ones whose files did not change), with the reason.
+    pub failures: Vec<super::FailedUnit>,
+    /// Units abandoned by this sweep after the unit deadline.
+    pub abandoned: usize,
     /// Corrupt manifests moved aside by this sweep.
     pub quarantined: Vec<String>,
     /// Wall time.
     pub elapsed_ms: u64,
 }
+
+/// How the reason of a unit abandoned after the deadline starts.
+const ABANDONED: &str = "abandoned";
 
 /// A worker's answer for one unit, and what it read.
 struct Processed {
@@ -89,8 +97,18 @@ enum Done {
         main: String,
         files: Vec<FileCursor>,
     },
-    Failed,
+    Failed {
+        main: String,
+        /// Why (named in status).
+        reason: String,
+        /// Its files' cursors (stat-only when they could not be read), so
+        /// the failure is retried only when they change.
+        files: Vec<FileCursor>,
+    },
 }
+
+/// Extraction threads abandoned after the unit deadline and still running.
+pub(super) static STALLED: AtomicUsize = AtomicUsize::new(0);
 
 /// A full sweep: discovery of every root.
 pub(super) fn run(ix: &Indexer) -> Result<SweepReport, IndexError> {
@@ -179,6 +197,8 @@ fn execute(
         watermark,
         backfill: report.backfill,
         hook: ix.shard_hook(),
+        deadline: ix.opts.unit_deadline,
+        fault: ix.opts.fault.clone(),
     };
     let mut failure: Option<IndexError> = None;
 
@@ -199,7 +219,7 @@ fn execute(
         for (i, p) in rx.iter() {
             let w = &work[i];
             let done = p.done;
-            let failed = matches!(done, Done::Failed);
+            let failed = matches!(done, Done::Failed { .. });
             ix.progress
                 .unit_done(w.src.files.len() as u64, w.bytes, failed);
             report.files_read += w.src.files.len() as u64;
@@ -249,6 +269,9 @@ fn execute(
     batch.finish_sweep = Some(true);
     publish(store, batch, report)?;
     let cur = store.current()?;
+    if let Ok(st) = store.indexer_state() {
+        report.failures = super::FailedUnit::from_state(&st);
+    }
     report.revision = cur.revision;
     report.store_id = cur.store_id.clone();
     // The index segments follow the manifest (a no-op when they already
@@ -292,7 +315,28 @@ fn absorb(
 ) {
     let was_skipped = |main: &str| st.skipped.contains_key(main);
     match done {
-        Done::Failed => report.failed += 1,
+        Done::Failed {
+            main,
+            reason,
+            files,
+        } => {
+            report.failed += 1;
+            report.abandoned += usize::from(reason.starts_with(ABANDONED));
+            // The old entry (if any) stays; the unit is not re-read until
+            // its files change.
+            if let Some(k) = &w.old_key {
+                claims.insert(k.clone(), main.clone());
+            }
+            let unit = SkippedUnit {
+                reason: SkipReason::Failed,
+                key: w.old_key.clone(),
+                newest_ms: None,
+                context: w.context.clone(),
+                files,
+                error: Some(reason),
+            };
+            batch.skipped.push((main, Some(unit)));
+        }
         Done::Empty { main, files } => {
             report.empty += 1;
             if let Some(k) = &w.old_key {
@@ -304,6 +348,7 @@ fn absorb(
                 newest_ms: None,
                 context: w.context.clone(),
                 files,
+                error: None,
             };
             batch.skipped.push((main, Some(unit)));
         }
@@ -315,6 +360,7 @@ fn absorb(
                 newest_ms: newest_ms(&entry),
                 context: w.context.clone(),
                 files: entry.files.clone(),
+                error: None,
             };
             if expired(&entry, horizon) {
                 report.retired += usize::from(w.old_key.is_none());
@@ -357,6 +403,10 @@ struct Units<'a> {
     backfill: bool,
     /// Receives the shards of live units.
     hook: Option<ShardHook>,
+    /// How long one unit's extraction may take.
+    deadline: Duration,
+    /// Tests' fault injection.
+    fault: Option<super::FaultHook>,
 }
 
 impl Units<'_> {
@@ -371,9 +421,14 @@ impl Units<'_> {
     /// and writes its generation.
     fn process(&self, w: &Work) -> Processed {
         let store = self.store;
-        let failed = |bytes_read| Processed {
-            done: Done::Failed,
-            bytes_read,
+        let main_path = w.src.files.first().cloned().unwrap_or_default();
+        let failed = |reason: String, files: Vec<FileCursor>| Processed {
+            done: Done::Failed {
+                main: main_path.to_string_lossy().into_owned(),
+                reason,
+                files,
+            },
+            bytes_read: 0,
             resumed: false,
         };
         let generation = match w.kind {
@@ -393,7 +448,15 @@ impl Units<'_> {
                 // not part of the session any more; a vanished main file
                 // fails.
                 Err(_) if !files.is_empty() => {}
-                Err(_) => return failed(0),
+                Err(e) => {
+                    let stat = w
+                        .src
+                        .files
+                        .iter()
+                        .filter_map(|f| stat_only(f, generation))
+                        .collect();
+                    return failed(format!("cannot read {}: {e}", f.display()), stat);
+                }
             }
         }
         let main = files.first().map(|c| c.path.clone()).unwrap_or_default();
@@ -404,36 +467,89 @@ impl Units<'_> {
             Kind::Appended => resume::load(store, &w.src.unit),
             _ => None,
         };
-        let run = catch_unwind(AssertUnwindSafe(|| {
-            extract::extract_resumable(&src, &ends, from.as_ref())
-        }));
-        let r = match run {
-            Ok(Ok(r)) => r,
-            Ok(Err(_)) | Err(_) => {
+        let had_from = from.is_some();
+        let r = match self.extract_bounded(src, ends, from) {
+            Ok(r) => r,
+            Err(reason) => {
                 resume::forget(store, &w.src.unit);
-                return failed(0);
+                return failed(reason, files);
             }
         };
         match r.checkpoint {
             Some(cp) if self.live(w) => resume::save(store, &w.src.unit, cp, &files),
-            _ if from.is_some() || w.kind == Kind::Rewritten => resume::forget(store, &w.src.unit),
+            _ if had_from || w.kind == Kind::Rewritten => resume::forget(store, &w.src.unit),
             _ => {}
         }
         let done = match r.extracted {
             None => Done::Empty { main, files },
-            Some(x) => match self.write_shard(w, x, generation, files) {
+            Some(x) => match self.write_shard(w, x, generation, files.clone()) {
                 Some((key, entry)) => Done::Session {
                     main,
                     key,
                     entry: Box::new(entry),
                 },
-                None => Done::Failed,
+                None => Done::Failed {
+                    main,
+                    reason: "cannot write its generation".into(),
+                    files,
+                },
             },
         };
         Processed {
             done,
             bytes_read: r.bytes_read,
             resumed: r.resumed,
+        }
+    }
+
+    /// Extracts on a thread of its own and waits for it at most the unit
+    /// deadline: a unit that does not finish (a stalled read on a hung
+    /// mount) is abandoned — its thread left behind, counted in [`STALLED`]
+    /// until it ends — and the worker goes on. A panic is a failure too.
+    fn extract_bounded(
+        &self,
+        src: SessionSource,
+        ends: Vec<u64>,
+        from: Option<extract::Checkpoint>,
+    ) -> Result<extract::Resumed, String> {
+        let (tx, rx) = mpsc::sync_channel(1);
+        let fault = self.fault.clone();
+        let done = Arc::new(AtomicBool::new(false));
+        let done_t = done.clone();
+        let spawned = std::thread::Builder::new()
+            .name("recall-extract".into())
+            .spawn(move || {
+                let r = catch_unwind(AssertUnwindSafe(|| {
+                    if let Some(f) = &fault {
+                        f.call(&src);
+                    }
+                    extract::extract_resumable(&src, &ends, from.as_ref())
+                }));
+                let _ = tx.send(r);
+                // Whoever comes second (this thread finishing, or the waiter
+                // giving up) settles the stalled count.
+                if done_t.swap(true, SeqCst) {
+                    STALLED.fetch_sub(1, SeqCst);
+                }
+            });
+        if let Err(e) = spawned {
+            return Err(format!("cannot start an extraction thread: {e}"));
+        }
+        match rx.recv_timeout(self.deadline) {
+            Ok(Ok(Ok(r))) => Ok(r),
+            Ok(Ok(Err(e))) => Err(e.to_string()),
+            Ok(Err(_)) => Err("the extractor panicked".into()),
+            Err(mpsc::RecvTimeoutError::Disconnected) => Err("the extractor panicked".into()),
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                STALLED.fetch_add(1, SeqCst);
+                if done.swap(true, SeqCst) {
+                    STALLED.fetch_sub(1, SeqCst);
+                }
+                Err(format!(
+                    "{ABANDONED} after {} s (a stalled read?)",
+                    self.deadline.as_secs_f64()
+                ))
+            }
         }
     }
 

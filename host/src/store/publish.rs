@@ -251,6 +251,7 @@ fn merge(
                         newest_ms: newest_ms(&e),
                         context: context_of(&e),
                         files: e.files.clone(),
+                        error: None,
                     },
                 );
             }

@@ -20,7 +20,6 @@ use super::feed::{Call, Fed, Outcome};
 use super::{ExtractError, Extracted, SessionSource};
 use recall_core::model::{SessionMeta, Source};
 use std::collections::HashMap;
-use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
@@ -87,7 +86,9 @@ fn read_session_index(path: &Path) -> HashMap<String, String> {
         thread_name: Option<String>,
     }
     let mut out = HashMap::new();
-    let Ok(f) = File::open(path) else { return out };
+    let Ok(f) = super::open::open_regular(path) else {
+        return out;
+    };
     let reader = BufReader::new(std::io::Read::take(f, INDEX_MAX_BYTES));
     for line in reader.split(b'\n').map_while(Result::ok) {
         if let Ok(Entry {
@@ -156,10 +157,7 @@ pub(crate) fn scratch(call: &mut Call) -> Result<Outcome<Resume>, ExtractError> 
         path: path.clone(),
         source: e,
     };
-    let file = File::open(path).map_err(io_err)?;
-    if file.metadata().map_err(io_err)?.is_dir() {
-        return Err(io_err(std::io::Error::other("is a directory")));
-    }
+    let file = super::open::open_regular(path).map_err(io_err)?;
     if !is_zst(path) {
         drop(file);
         return run(call, session::Session::default(), &Fed::start(path))?
