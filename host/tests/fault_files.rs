@@ -117,3 +117,180 @@ fn fifos_named_like_transcripts_never_hang_the_index() {
     assert_eq!(out.status.code(), Some(0));
     drop(fifos);
 }
+
+fn indexer(
+    home: &Path,
+) -> (
+    std::sync::Arc<recall_host::store::Store>,
+    recall_host::index::IndexOptions,
+) {
+    use recall_host::extract::Roots;
+    let store = std::sync::Arc::new(recall_host::store::Store::open(&store_dir(home)).unwrap());
+    let mut opts = recall_host::index::IndexOptions::new(Roots::resolve(
+        &fs::canonicalize(home).unwrap(),
+        |_| None,
+    ));
+    opts.retention_days = 0;
+    opts.workers = 1;
+    (store, opts)
+}
+
+#[test]
+fn a_stalled_unit_is_abandoned_and_the_sweep_goes_on() {
+    use recall_host::index::{stalled_threads, FaultHook, Indexer};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let home = temp_dir("stall");
+    let stalled = write_session(&home, 1, 3, 100);
+    write_session(&home, 2, 3, 100);
+    write_session(&home, 3, 3, 100);
+    let (store, mut opts) = indexer(&home);
+    let release = Arc::new(AtomicBool::new(false));
+    let r = release.clone();
+    let name = stalled.file_name().unwrap().to_owned();
+    // Reading this unit hangs like a read on a dead network mount.
+    opts.fault = Some(FaultHook::new(move |src| {
+        if src.files[0].file_name() == Some(name.as_os_str()) {
+            while !r.load(Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
+    }));
+    opts.unit_deadline = Duration::from_millis(300);
+    let ix = Indexer::new(store.clone(), opts);
+    let t = Instant::now();
+    let report = ix.sweep().unwrap();
+    assert!(
+        t.elapsed() < Duration::from_secs(20),
+        "the sweep was not stalled"
+    );
+    assert_eq!(report.abandoned, 1, "{report:?}");
+    assert_eq!(
+        report.new_sessions, 2,
+        "the other units are indexed: {report:?}"
+    );
+    assert!(stalled_threads() >= 1, "the abandoned thread is reported");
+    let named = report.failures.iter().any(|f| {
+        Path::new(&f.path).file_name() == stalled.file_name() && f.reason.starts_with("abandoned")
+    });
+    assert!(named, "{:?}", report.failures);
+    let m = store.current().unwrap();
+    assert!(m.sessions.contains_key(&session_key(2)) && m.sessions.contains_key(&session_key(3)));
+    // Unchanged, it is not read (nor stalled on) again; once it changes it is.
+    let again = ix.sweep().unwrap();
+    assert_eq!((again.abandoned, again.extracted), (0, 0), "{again:?}");
+    release.store(true, Ordering::SeqCst);
+    let t = Instant::now();
+    while stalled_threads() > 0 && t.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(
+        stalled_threads(),
+        0,
+        "the left-behind thread ended once released"
+    );
+    std::thread::sleep(Duration::from_millis(20));
+    let mut text = fs::read_to_string(&stalled).unwrap();
+    text.push_str(&pi_message(
+        "ffff0001",
+        None,
+        "user",
+        "after the stall",
+        1_790_003_700_000,
+    ));
+    text.push('\n');
+    fs::write(&stalled, text).unwrap();
+    let third = ix.sweep().unwrap();
+    assert_eq!(third.new_sessions, 1, "{third:?}");
+    assert!(third.failures.is_empty(), "{:?}", third.failures);
+}
+
+/// A real Codex rollout under `sessions/`, plus a copy of
+/// `session_index.jsonl` (whose entries carry the rollout's `id`) and a
+/// symlink loop back to `CODEX_HOME`.
+#[test]
+fn a_non_rollout_or_a_symlink_loop_never_takes_a_rollouts_key() {
+    let home = temp_dir("codexkey");
+    let codex = home.join(".codex");
+    let day = codex.join("sessions/2025/12/28");
+    fs::create_dir_all(&day).unwrap();
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/shared/corpus/codex/real/sample_codex_session-simonw-0.77.0.jsonl");
+    let id = "019b64e5-57fa-7463-b644-fba7e456f905";
+    fs::copy(
+        &sample,
+        day.join(format!("rollout-2025-12-28T12-18-30-{id}.jsonl")),
+    )
+    .unwrap();
+    let index = format!(
+        "{{\"id\":\"{id}\",\"thread_name\":\"the real title\",\"updated_at\":\"2025-12-29T00:00:00Z\"}}\n"
+    );
+    fs::write(codex.join("session_index.jsonl"), &index).unwrap();
+    fs::write(codex.join("sessions/session_index.jsonl"), &index).unwrap();
+    std::os::unix::fs::symlink("..", codex.join("sessions/loop")).unwrap();
+    let out = run_ok(&home, &["index", "--json"], 0);
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let m = manifest(&home).unwrap();
+    let key = format!("codex:{id}");
+    let e = m.sessions.get(&key).unwrap_or_else(|| panic!("{report}"));
+    assert!(
+        e.meta.messages > 0,
+        "the rollout keeps its key and messages"
+    );
+    assert!(
+        e.files[0].path.contains("rollout-"),
+        "owned by the rollout, not {}",
+        e.files[0].path
+    );
+    assert_eq!(m.sessions.len(), 1);
+    // Nothing was found through the loop.
+    assert!(m
+        .sessions
+        .values()
+        .all(|e| !e.files[0].path.contains("/loop/")));
+}
+
+/// A `.jsonl.zst` rollout cut short: its decodable prefix is indexed.
+#[test]
+fn a_truncated_zst_rollout_indexes_its_prefix() {
+    let home = temp_dir("zstcut");
+    let day = home.join(".codex/sessions/2025/12/28");
+    fs::create_dir_all(&day).unwrap();
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/shared/corpus/codex/real/sample_codex_session-simonw-0.77.0.jsonl");
+    // The sample's session_meta, then enough distinct prose to span many
+    // zstd blocks (a cut single block decodes to nothing).
+    let first = fs::read_to_string(&sample)
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    let mut plain = first + "\n";
+    for i in 0..6000u64 {
+        let word = format!("{:x}", i.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        plain += &format!(
+            "{{\"timestamp\":\"2025-12-28T12:19:{:02}.000Z\",\"type\":\"event_msg\",\"payload\":{{\"type\":\"user_message\",\"message\":\"prompt {i} {word} {word}{i}\"}}}}\n",
+            i % 60
+        );
+    }
+    let z = zstd::encode_all(plain.as_bytes(), 3).unwrap();
+    let path =
+        day.join("rollout-2025-12-28T12-18-30-019b64e5-57fa-7463-b644-fba7e456f905.jsonl.zst");
+    fs::write(&path, &z[..z.len() * 2 / 3]).unwrap();
+    let out = run_ok(&home, &["index", "--json"], 0);
+    let m = manifest(&home).unwrap();
+    let e = m
+        .sessions
+        .get("codex:019b64e5-57fa-7463-b644-fba7e456f905")
+        .unwrap_or_else(|| panic!("the prefix is indexed: {out}"));
+    assert!(
+        e.records > 100 && e.records < 6000,
+        "a prefix: {}",
+        e.records
+    );
+    // Unchanged, it is not read again.
+    let again: serde_json::Value =
+        serde_json::from_str(&run_ok(&home, &["index", "--json"], 0)).unwrap();
+    assert_eq!(again["bytes_read"], 0, "{again}");
+}

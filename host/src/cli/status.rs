@@ -76,6 +76,7 @@ pub fn run(g: &Globals, a: StatusArgs) -> anyhow::Result<Found> {
             degraded_roots,
             last_sweep_ms: (st.last_sweep_ms > 0).then_some(st.last_sweep_ms),
             failed_units: crate::index::FailedUnit::from_state(&st),
+            truncated_sessions: crate::index::build::truncated_sessions(&m),
         },
         revision: m.revision,
         store_id: m.store_id.clone(),

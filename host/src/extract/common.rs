@@ -14,6 +14,32 @@ pub const TOOL_CAP_CHARS: usize = 3072;
 /// Largest title, in chars.
 pub const TITLE_CHARS: usize = 80;
 
+/// Default bound on the lines read per session (all its files, resumed
+/// reads included): beyond it a bounded prefix is indexed and the session
+/// is flagged truncated. One huge session must not take the memory of the
+/// whole index (a 99 KB zstd bomb inflates to 8 M lines).
+pub const MAX_SESSION_LINES: u64 = 200_000;
+/// Default bound on the (decompressed) bytes read per session and call.
+pub const MAX_SESSION_BYTES: u64 = 256 << 20;
+
+static SESSION_LINES: std::sync::atomic::AtomicU64 =
+    std::sync::atomic::AtomicU64::new(MAX_SESSION_LINES);
+static SESSION_BYTES: std::sync::atomic::AtomicU64 =
+    std::sync::atomic::AtomicU64::new(MAX_SESSION_BYTES);
+
+/// The per-session bounds now: (lines, bytes).
+pub fn session_bounds() -> (u64, u64) {
+    use std::sync::atomic::Ordering::Relaxed;
+    (SESSION_LINES.load(Relaxed), SESSION_BYTES.load(Relaxed))
+}
+
+/// Sets the per-session bounds of this process (tests use small ones).
+pub fn set_session_bounds(lines: u64, bytes: u64) {
+    use std::sync::atomic::Ordering::Relaxed;
+    SESSION_LINES.store(lines, Relaxed);
+    SESSION_BYTES.store(bytes, Relaxed);
+}
+
 /// One complete line of a JSONL file.
 #[derive(Debug)]
 pub struct Line<'a> {
@@ -110,7 +136,16 @@ pub(crate) fn read_lines(
     let mut buf: Vec<u8> = Vec::new();
     let mut offset = start;
     let mut no = first_line_no;
+    let (max_lines, max_bytes) = session_bounds();
     loop {
+        if diag.lines >= max_lines || diag.bytes >= max_bytes {
+            // A bounded prefix: stop here, like an end of file (nothing is
+            // buffered past it), and say so.
+            if !reader.fill_buf()?.is_empty() {
+                diag.truncated = true;
+            }
+            break;
+        }
         buf.clear();
         let (n, complete, oversize) = read_bounded_line(&mut reader, &mut buf)?;
         if n == 0 {

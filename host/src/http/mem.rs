@@ -43,6 +43,7 @@ impl MemBackend {
                 degraded_roots: Vec::new(),
                 last_sweep_ms: None,
                 failed_units: Vec::new(),
+                truncated_sessions: Vec::new(),
             }),
             building: Mutex::new(false),
             gate: None,

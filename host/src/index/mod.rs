@@ -234,6 +234,14 @@ impl Indexer {
             .unwrap_or_default()
     }
 
+    /// The keys of the sessions indexed only up to the per-session bounds.
+    pub fn truncated_sessions(&self) -> Vec<String> {
+        self.store
+            .current()
+            .map(|m| build::truncated_sessions(&m))
+            .unwrap_or_default()
+    }
+
     /// Remembers a full discovery's units (see [`Indexer::units_of`]).
     fn remember(&self, units: &[SessionSource]) {
         let mut map = HashMap::new();

@@ -71,6 +71,10 @@ pub struct IndexStatus {
     /// abandoned after the unit deadline…), with the reason.
     #[serde(default)]
     pub failed_units: Vec<FailedUnit>,
+    /// Sessions indexed only up to the per-session bounds (a bounded
+    /// prefix), by key.
+    #[serde(default)]
+    pub truncated_sessions: Vec<String>,
 }
 
 impl IndexStatus {
@@ -85,6 +89,7 @@ impl IndexStatus {
             degraded_roots: Vec::new(),
             last_sweep_ms: None,
             failed_units: Vec::new(),
+            truncated_sessions: Vec::new(),
         }
     }
 }

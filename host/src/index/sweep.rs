@@ -574,6 +574,7 @@ impl Units<'_> {
             _ => None,
         };
         let key = x.meta.key();
+        let truncated = x.diagnostics.truncated;
         let previous = prev_shard
             .as_ref()
             .filter(|_| w.old_key.as_deref() == Some(key.as_str()))
@@ -585,7 +586,7 @@ impl Units<'_> {
         let shard = build::shard(x, generation, previous);
         let body = serde_json::to_vec(&shard).ok()?;
         let name = self.store.write_generation(&body).ok()?;
-        let entry = build::entry(
+        let mut entry = build::entry(
             &shard,
             name,
             body.len() as u64,
@@ -593,6 +594,9 @@ impl Units<'_> {
             self.watermark,
             w.context.clone(),
         );
+        if truncated {
+            build::mark_truncated(&mut entry);
+        }
         // The trigram filters let searches skip this shard without loading
         // it. Without them searches only load more: not a reason to fail.
         let prepared = PreparedShard::new(shard);
