@@ -104,6 +104,9 @@ enum Done {
         /// Its files' cursors (stat-only when they could not be read), so
         /// the failure is retried only when they change.
         files: Vec<FileCursor>,
+        /// The store failed, not the unit (e.g. ENOSPC writing its
+        /// generation): nothing is recorded, it is retried next sweep.
+        store_fault: bool,
     },
 }
 
@@ -319,9 +322,13 @@ fn absorb(
             main,
             reason,
             files,
+            store_fault,
         } => {
             report.failed += 1;
             report.abandoned += usize::from(reason.starts_with(ABANDONED));
+            if store_fault {
+                return;
+            }
             // The old entry (if any) stays; the unit is not re-read until
             // its files change.
             if let Some(k) = &w.old_key {
@@ -427,6 +434,7 @@ impl Units<'_> {
                 main: main_path.to_string_lossy().into_owned(),
                 reason,
                 files,
+                store_fault: false,
             },
             bytes_read: 0,
             resumed: false,
@@ -492,6 +500,7 @@ impl Units<'_> {
                     main,
                     reason: "cannot write its generation".into(),
                     files,
+                    store_fault: true,
                 },
             },
         };
