@@ -107,3 +107,83 @@ fn files_vanishing_and_truncated_mid_sweep() {
         assert!(m.sessions.contains_key(&session_key(k)));
     }
 }
+
+/// The clock jumping forwards then backwards (the daemon takes wall time as
+/// it runs): retention drops what the jumped clock says is old, and the
+/// sessions come back once the clock returns — nothing is lost for good.
+#[test]
+fn clock_jumps_forwards_and_back() {
+    let home = temp_dir("clock");
+    for n in 0..4 {
+        write_session(&home, n, 3, 100);
+    }
+    let store = Arc::new(Store::open(&store_dir(&home)).unwrap());
+    let roots = Roots::resolve(&fs::canonicalize(&*home).unwrap(), |_| None);
+    let day = 86_400_000i64;
+    let base = 1_790_000_000_000i64; // the sessions' time
+    let sweep_at = |now: i64| {
+        let mut opts = IndexOptions::new(roots.clone());
+        opts.retention_days = 30;
+        opts.now_ms = Some(now);
+        opts.workers = 1;
+        let r = Indexer::new(store.clone(), opts).sweep().unwrap();
+        check_store(&home).unwrap();
+        (r, store.current().unwrap().sessions.len())
+    };
+    assert_eq!(sweep_at(base + 10 * day).1, 4);
+    // Backwards by a year: nothing is dropped, nothing re-read.
+    let (r, n) = sweep_at(base - 365 * day);
+    assert_eq!((n, r.extracted), (4, 0), "{r:?}");
+    // Forwards by 100 days: past retention, all retired.
+    let (r, n) = sweep_at(base + 100 * day);
+    assert_eq!(n, 0, "{r:?}");
+    // Back again: the horizon moved back, the sessions return.
+    let (r, n) = sweep_at(base + 10 * day);
+    assert_eq!(n, 4, "{r:?}");
+}
+
+/// Two daemons on one store: both sweep (their watches see the same
+/// changes); the store stays consistent and holds every session once.
+#[test]
+fn two_daemons_on_one_store() {
+    let home = temp_dir("twod");
+    for n in 0..5 {
+        write_session(&home, n, 3, 100);
+    }
+    let mut a = serve(&home);
+    let second = recall(&home)
+        .args(["serve", "--bind", "127.0.0.1:0", "--no-demo"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    let mut b = second.expect("spawn the second daemon");
+    for n in 5..12 {
+        write_session(&home, n, 3, 100);
+        std::thread::sleep(std::time::Duration::from_millis(30));
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let mut ok = false;
+    while std::time::Instant::now() < deadline {
+        if check_store(&home).is_err() {
+            break;
+        }
+        if manifest(&home).is_some_and(|m| m.sessions.len() == 12) {
+            ok = true;
+            break;
+        }
+        // A search asks the daemon, which refreshes first.
+        let _ = run(&home, &["search", "lorem"]);
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let (_, _) = (a.kill(), b.kill());
+    let (_, _) = (a.wait(), b.wait());
+    check_store(&home).unwrap();
+    assert!(ok, "every session indexed by the two daemons");
+    let r: serde_json::Value =
+        serde_json::from_str(&run_ok(&home, &["index", "--json"], 0)).unwrap();
+    assert_eq!(
+        (r["new_sessions"].as_u64(), r["failed"].as_u64()),
+        (Some(0), Some(0)),
+        "{r}"
+    );
+}
