@@ -143,5 +143,15 @@ pub fn run(g: &Globals, a: StatusArgs) -> anyhow::Result<Found> {
     for r in &s.index.degraded_roots {
         outln!("degraded    {r}")?;
     }
+    for f in &s.index.failed_units {
+        let (path, reason) = (
+            super::render::sanitize(&f.path),
+            super::render::sanitize(&f.reason),
+        );
+        outln!("failed      {path} ({reason})")?;
+    }
+    for k in &s.index.truncated_sessions {
+        outln!("truncated   {}", super::render::sanitize(k))?;
+    }
     Ok(Found::Yes)
 }
