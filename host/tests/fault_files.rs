@@ -294,3 +294,34 @@ fn a_truncated_zst_rollout_indexes_its_prefix() {
         serde_json::from_str(&run_ok(&home, &["index", "--json"], 0)).unwrap();
     assert_eq!(again["bytes_read"], 0, "{again}");
 }
+
+/// Two rollout files carrying one session id (a partial copy, newer, and
+/// the whole session): the one with more records owns the key, whichever
+/// is read first.
+#[test]
+fn a_partial_copy_never_takes_a_healthy_sessions_key() {
+    use recall_host::index::Indexer;
+    let home = temp_dir("partial");
+    let day = home.join(".codex/sessions/2025/12/28");
+    fs::create_dir_all(&day).unwrap();
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/shared/corpus/codex/real/sample_codex_session-simonw-0.77.0.jsonl");
+    let text = fs::read_to_string(&sample).unwrap();
+    let id = "019b64e5-57fa-7463-b644-fba7e456f905";
+    let whole = day.join(format!("rollout-2025-12-28T12-18-30-{id}.jsonl"));
+    fs::write(&whole, &text).unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    // The copy is newer, so a backfill (newest first) reads it first.
+    let head: String = text.lines().take(3).map(|l| format!("{l}\n")).collect();
+    fs::write(day.join("copy.jsonl"), head).unwrap();
+    let (store, opts) = indexer(&home);
+    Indexer::new(store.clone(), opts).sweep().unwrap();
+    let m = store.current().unwrap();
+    let e = &m.sessions[&format!("codex:{id}")];
+    assert_eq!(
+        e.files[0].path,
+        whole.to_string_lossy(),
+        "the whole session owns its key ({} records)",
+        e.records
+    );
+}

@@ -189,6 +189,9 @@ fn execute(
     let store = ix.store.as_ref();
     let mut batch = new_batch(&m.store_id, watermark);
     let mut claims = plan.claims.clone();
+    // Keys claimed by units read in this sweep: their record counts, and
+    // each owner's record should another unit take the key over.
+    let mut fresh: HashMap<String, (u64, SkippedUnit)> = HashMap::new();
     let work = plan.work;
     let next = AtomicUsize::new(0);
     let (tx, rx) = mpsc::channel::<(usize, Processed)>();
@@ -231,7 +234,16 @@ fn execute(
             if failure.is_some() {
                 continue;
             }
-            absorb(w, done, horizon, st, &mut claims, &mut batch, report);
+            absorb(
+                w,
+                done,
+                horizon,
+                st,
+                &mut claims,
+                &mut fresh,
+                &mut batch,
+                report,
+            );
             // Publish as the backfill goes, at a slowing pace (so few
             // snapshots pile up); a reparse publishes only when complete.
             let interval =
@@ -307,12 +319,14 @@ fn publish(store: &Store, batch: Batch, report: &mut SweepReport) -> Result<bool
 }
 
 /// Adds one unit's result to the batch.
+#[allow(clippy::too_many_arguments)]
 fn absorb(
     w: &Work,
     done: Done,
     horizon: Option<i64>,
     st: &crate::store::IndexerState,
     claims: &mut HashMap<String, String>,
+    fresh: &mut HashMap<String, (u64, SkippedUnit)>,
     batch: &mut Batch,
     report: &mut SweepReport,
 ) {
@@ -375,16 +389,29 @@ fn absorb(
                 return;
             }
             match claims.get(&key) {
+                // Within one sweep the unit with more records owns a key: a
+                // partial copy (or anything else yielding that id) that was
+                // read first never keeps a healthy session's key. An owner
+                // from an earlier sweep keeps it (DESIGN §5 identity).
                 Some(owner) if *owner != main => {
-                    batch
-                        .skipped
-                        .push((main, Some(skip(SkipReason::Duplicate))));
-                    return;
+                    let takes_over = fresh.get(&key).is_some_and(|(n, _)| entry.records > *n);
+                    if !takes_over {
+                        batch
+                            .skipped
+                            .push((main, Some(skip(SkipReason::Duplicate))));
+                        return;
+                    }
+                    if let Some((_, displaced)) = fresh.remove(&key) {
+                        batch.upserts.retain(|(k, _)| *k != key);
+                        batch.skipped.push((owner.clone(), Some(displaced)));
+                    }
+                    claims.insert(key.clone(), main.clone());
                 }
                 _ => {
                     claims.insert(key.clone(), main.clone());
                 }
             }
+            fresh.insert(key.clone(), (entry.records, skip(SkipReason::Duplicate)));
             if let Some(old) = &w.old_key {
                 if *old != key {
                     batch.gone.push(old.clone());
