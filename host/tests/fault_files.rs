@@ -115,6 +115,22 @@ fn fifos_named_like_transcripts_never_hang_the_index() {
     cmd.args(["search", "--json", "lorem"]);
     let out = run_bounded(cmd, Duration::from_secs(60));
     assert_eq!(out.status.code(), Some(0));
+    // `recall serve` finishes its backfill and answers, and a search through
+    // it (the daemon refreshes first) returns.
+    let mut daemon = serve(&home);
+    let mut cmd = recall(&home);
+    cmd.args(["search", "--json", "lorem"]);
+    let out = run_bounded(cmd, Duration::from_secs(60));
+    let _ = daemon.kill();
+    let _ = daemon.wait();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let body: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(body["state"], "ready", "{body}");
     drop(fifos);
 }
 
