@@ -45,5 +45,12 @@ pub fn run(g: &Globals, a: IndexArgs) -> anyhow::Result<Found> {
         if secs > 0.0 { mb / secs } else { 0.0 },
         r.revision,
     )?;
+    for f in &r.failures {
+        let (path, reason) = (
+            super::render::sanitize(&f.path),
+            super::render::sanitize(&f.reason),
+        );
+        outln!("not indexed: {path} ({reason})")?;
+    }
     Ok(Found::Yes)
 }

@@ -75,6 +75,8 @@ pub fn run(g: &Globals, a: StatusArgs) -> anyhow::Result<Found> {
             files_failed: 0,
             degraded_roots,
             last_sweep_ms: (st.last_sweep_ms > 0).then_some(st.last_sweep_ms),
+            failed_units: crate::index::FailedUnit::from_state(&st),
+            truncated_sessions: crate::index::build::truncated_sessions(&m),
         },
         revision: m.revision,
         store_id: m.store_id.clone(),
@@ -140,6 +142,16 @@ pub fn run(g: &Globals, a: StatusArgs) -> anyhow::Result<Found> {
     )?;
     for r in &s.index.degraded_roots {
         outln!("degraded    {r}")?;
+    }
+    for f in &s.index.failed_units {
+        let (path, reason) = (
+            super::render::sanitize(&f.path),
+            super::render::sanitize(&f.reason),
+        );
+        outln!("failed      {path} ({reason})")?;
+    }
+    for k in &s.index.truncated_sessions {
+        outln!("truncated   {}", super::render::sanitize(k))?;
     }
     Ok(Found::Yes)
 }

@@ -2,7 +2,6 @@
 //! content hashes, titles and timestamp parsing.
 
 use super::Diagnostics;
-use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
 
@@ -14,6 +13,32 @@ pub const PROSE_CAP_BYTES: usize = 256 << 10;
 pub const TOOL_CAP_CHARS: usize = 3072;
 /// Largest title, in chars.
 pub const TITLE_CHARS: usize = 80;
+
+/// Default bound on the lines read per session (all its files, resumed
+/// reads included): beyond it a bounded prefix is indexed and the session
+/// is flagged truncated. One huge session must not take the memory of the
+/// whole index (a 99 KB zstd bomb inflates to 8 M lines).
+pub const MAX_SESSION_LINES: u64 = 200_000;
+/// Default bound on the (decompressed) bytes read per session and call.
+pub const MAX_SESSION_BYTES: u64 = 256 << 20;
+
+static SESSION_LINES: std::sync::atomic::AtomicU64 =
+    std::sync::atomic::AtomicU64::new(MAX_SESSION_LINES);
+static SESSION_BYTES: std::sync::atomic::AtomicU64 =
+    std::sync::atomic::AtomicU64::new(MAX_SESSION_BYTES);
+
+/// The per-session bounds now: (lines, bytes).
+pub fn session_bounds() -> (u64, u64) {
+    use std::sync::atomic::Ordering::Relaxed;
+    (SESSION_LINES.load(Relaxed), SESSION_BYTES.load(Relaxed))
+}
+
+/// Sets the per-session bounds of this process (tests use small ones).
+pub fn set_session_bounds(lines: u64, bytes: u64) {
+    use std::sync::atomic::Ordering::Relaxed;
+    SESSION_LINES.store(lines, Relaxed);
+    SESSION_BYTES.store(bytes, Relaxed);
+}
 
 /// One complete line of a JSONL file.
 #[derive(Debug)]
@@ -37,7 +62,7 @@ pub fn for_each_line(
     diag: &mut Diagnostics,
     mut f: impl FnMut(Line<'_>),
 ) -> io::Result<u64> {
-    let mut file = File::open(path)?;
+    let mut file = super::open::open_regular(path)?;
     if start > 0 {
         io::Seek::seek(&mut file, io::SeekFrom::Start(start))?;
     }
@@ -83,7 +108,7 @@ pub fn feed_lines(
     f: &mut dyn FnMut(Line<'_>),
     torn: &mut dyn FnMut(&[u8]),
 ) -> io::Result<Stop> {
-    let mut file = File::open(path)?;
+    let mut file = super::open::open_regular(path)?;
     if start > 0 {
         io::Seek::seek(&mut file, io::SeekFrom::Start(start))?;
     }
@@ -111,7 +136,16 @@ pub(crate) fn read_lines(
     let mut buf: Vec<u8> = Vec::new();
     let mut offset = start;
     let mut no = first_line_no;
+    let (max_lines, max_bytes) = session_bounds();
     loop {
+        if diag.lines >= max_lines || diag.bytes >= max_bytes {
+            // A bounded prefix: stop here, like an end of file (nothing is
+            // buffered past it), and say so.
+            if !reader.fill_buf()?.is_empty() {
+                diag.truncated = true;
+            }
+            break;
+        }
         buf.clear();
         let (n, complete, oversize) = read_bounded_line(&mut reader, &mut buf)?;
         if n == 0 {
@@ -216,7 +250,9 @@ pub fn parse_json(line: &Line<'_>, diag: &mut Diagnostics) -> Option<serde_json:
 /// Reads a whole small file (state/meta JSON), bounded to `max` bytes.
 pub fn read_small(path: &Path, max: u64) -> io::Result<Vec<u8>> {
     let mut v = Vec::new();
-    File::open(path)?.take(max).read_to_end(&mut v)?;
+    super::open::open_regular(path)?
+        .take(max)
+        .read_to_end(&mut v)?;
     Ok(v)
 }
 
@@ -283,7 +319,10 @@ pub fn json_ts_ms(v: &serde_json::Value) -> Option<i64> {
 /// Every file under `dir` (recursively, at most `max_depth` levels) whose
 /// file name satisfies `keep`, sorted by path. Symlinks are followed, but a
 /// directory already visited (by canonical path) is not entered again, so a
-/// symlink loop ends the walk of that branch instead of recursing forever.
+/// symlink loop ends the walk of that branch instead of recursing forever,
+/// and a directory that is `dir` itself or one of its ancestors (a symlink
+/// back up, e.g. `sessions/loop -> ..`) is never entered: a loop cannot
+/// re-enter the root and reach files beside the walked folder.
 /// Unreadable directories are skipped.
 pub fn walk_files(
     dir: &Path,
@@ -292,12 +331,14 @@ pub fn walk_files(
 ) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
     let mut seen = std::collections::HashSet::new();
+    let top = std::fs::canonicalize(dir).ok();
     let mut stack = vec![(dir.to_path_buf(), 0usize)];
     while let Some((d, depth)) = stack.pop() {
         let Ok(canonical) = std::fs::canonicalize(&d) else {
             continue;
         };
-        if !seen.insert(canonical) {
+        let above_top = depth > 0 && top.as_ref().is_some_and(|t| t.starts_with(&canonical));
+        if above_top || !seen.insert(canonical) {
             continue;
         }
         let Ok(entries) = std::fs::read_dir(&d) else {

@@ -18,6 +18,7 @@ pub mod intendant;
 pub mod json;
 pub mod kimi;
 pub mod lenient;
+pub mod open;
 pub mod pi;
 pub mod resume;
 
@@ -132,6 +133,14 @@ pub struct Diagnostics {
     pub bad_frames: u64,
     /// Files that could not be read (path: reason).
     pub unreadable: Vec<String>,
+    /// The session hit a per-session bound ([`common::session_bounds`]):
+    /// only a bounded prefix was read. Omitted when false.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub truncated: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 fn is_zero(n: &u64) -> bool {

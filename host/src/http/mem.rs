@@ -42,6 +42,8 @@ impl MemBackend {
                 files_failed: 0,
                 degraded_roots: Vec::new(),
                 last_sweep_ms: None,
+                failed_units: Vec::new(),
+                truncated_sessions: Vec::new(),
             }),
             building: Mutex::new(false),
             gate: None,

@@ -108,6 +108,8 @@ impl Backend for StoreBackend {
             files_failed: p.files_failed,
             degraded_roots: p.degraded_roots,
             last_sweep_ms: p.last_sweep_ms.or_else(|| self.indexer.last_sweep_ms()),
+            failed_units: self.indexer.failed_units(),
+            truncated_sessions: self.indexer.truncated_sessions(),
         }
     }
 

@@ -123,6 +123,32 @@ pub fn entry(
     }
 }
 
+/// Flags an entry whose session hit a per-session bound (only a bounded
+/// prefix is indexed): kept in the entry's parser-private `state` and
+/// listed by status as `truncated_sessions`.
+pub fn mark_truncated(e: &mut ManifestEntry) {
+    match &mut e.state {
+        serde_json::Value::Object(m) => {
+            m.insert("truncated".into(), serde_json::Value::Bool(true));
+        }
+        s => *s = serde_json::json!({ "truncated": true }),
+    }
+}
+
+/// Whether an entry's session was indexed only up to a bound.
+pub fn is_truncated(e: &ManifestEntry) -> bool {
+    e.state.get("truncated").and_then(|v| v.as_bool()) == Some(true)
+}
+
+/// The keys of the sessions indexed only up to a bound.
+pub fn truncated_sessions(m: &recall_core::Manifest) -> Vec<String> {
+    m.sessions
+        .iter()
+        .filter(|(_, e)| is_truncated(e))
+        .map(|(k, _)| k.clone())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

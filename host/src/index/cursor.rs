@@ -8,6 +8,7 @@
 //! are read again: if they still hash the same and the file did not shrink
 //! below the offset, it was Appended; else it was Rewritten.
 
+use crate::extract::open::open_regular;
 use recall_core::model::FileCursor;
 use sha2::{Digest, Sha256};
 use std::fs::{self, File};
@@ -70,7 +71,7 @@ fn last_line_end(f: &mut File, len: u64) -> io::Result<u64> {
 
 /// Takes a cursor of `path` as it is now.
 pub fn capture(path: &Path, generation: u32) -> io::Result<FileCursor> {
-    let mut f = File::open(path)?;
+    let mut f = open_regular(path)?;
     let m = f.metadata()?;
     let len = m.len();
     let head = read_span(&mut f, 0, SPAN.min(len))?;
@@ -96,6 +97,24 @@ pub fn capture(path: &Path, generation: u32) -> io::Result<FileCursor> {
     })
 }
 
+/// A cursor of `path` from `stat` alone (no read: for a unit that cannot be
+/// opened, e.g. a FIFO), so the failure is retried only when the file
+/// changes. Its spans are empty: any change classifies it Rewritten.
+pub fn stat_only(path: &Path, generation: u32) -> Option<FileCursor> {
+    let m = fs::metadata(path).ok()?;
+    Some(FileCursor {
+        path: path.to_string_lossy().into_owned(),
+        dev: m.dev(),
+        ino: m.ino(),
+        len: m.len(),
+        mtime_ns: mtime_ns(&m),
+        offset: 0,
+        head_sha: String::new(),
+        tail_sha: String::new(),
+        generation,
+    })
+}
+
 /// Classifies `path` against its previous cursor.
 pub fn classify(path: &Path, old: &FileCursor) -> Change {
     let m = match fs::metadata(path) {
@@ -113,7 +132,7 @@ pub fn classify(path: &Path, old: &FileCursor) -> Change {
         return Change::Rewritten;
     }
     let spans_match = (|| -> io::Result<bool> {
-        let mut f = File::open(path)?;
+        let mut f = open_regular(path)?;
         let head = read_span(&mut f, 0, SPAN.min(old.len))?;
         if sha_hex(&head) != old.head_sha {
             return Ok(false);

@@ -15,7 +15,7 @@ mod resume;
 mod sweep;
 pub mod watch;
 
-pub use progress::{IndexStatus, Phase, Progress, ProgressSnapshot};
+pub use progress::{FailedUnit, IndexStatus, Phase, Progress, ProgressSnapshot};
 pub use sweep::SweepReport;
 
 use crate::extract::{Roots, SessionSource};
@@ -50,6 +50,44 @@ pub struct IndexOptions {
     pub now_ms: Option<i64>,
     /// Extraction threads (0 = one per core).
     pub workers: usize,
+    /// How long one unit's extraction may take: past it the unit is
+    /// abandoned (its thread is left behind, counted in
+    /// [`stalled_threads`]) and reported failed, and the sweep goes on — a
+    /// hung network mount must not stall the sweep.
+    pub unit_deadline: Duration,
+    /// Fault injection for tests: called on the extraction thread before a
+    /// unit is read (e.g. to stall like a hung mount). `None` in production.
+    pub fault: Option<FaultHook>,
+}
+
+/// Default [`IndexOptions::unit_deadline`].
+pub const UNIT_DEADLINE: Duration = Duration::from_secs(120);
+
+/// A test's fault injected before a unit's extraction ([`IndexOptions::fault`]).
+#[derive(Clone)]
+pub struct FaultHook(Arc<dyn Fn(&SessionSource) + Send + Sync>);
+
+impl FaultHook {
+    /// A hook calling `f`.
+    pub fn new(f: impl Fn(&SessionSource) + Send + Sync + 'static) -> FaultHook {
+        FaultHook(Arc::new(f))
+    }
+
+    pub(crate) fn call(&self, src: &SessionSource) {
+        (self.0)(src)
+    }
+}
+
+impl std::fmt::Debug for FaultHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("FaultHook")
+    }
+}
+
+/// Extraction threads abandoned after the unit deadline that have not
+/// finished yet (in this process).
+pub fn stalled_threads() -> usize {
+    sweep::STALLED.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 impl IndexOptions {
@@ -60,6 +98,8 @@ impl IndexOptions {
             retention_days: retention::DEFAULT_RETENTION_DAYS,
             now_ms: None,
             workers: 0,
+            unit_deadline: UNIT_DEADLINE,
+            fault: None,
         }
     }
 
@@ -182,6 +222,24 @@ impl Indexer {
             return true;
         }
         false
+    }
+
+    /// The units of the store that could not be indexed, with the reason
+    /// (from the indexer state: they stay listed until their files change
+    /// and read well).
+    pub fn failed_units(&self) -> Vec<FailedUnit> {
+        self.store
+            .indexer_state()
+            .map(|st| FailedUnit::from_state(&st))
+            .unwrap_or_default()
+    }
+
+    /// The keys of the sessions indexed only up to the per-session bounds.
+    pub fn truncated_sessions(&self) -> Vec<String> {
+        self.store
+            .current()
+            .map(|m| build::truncated_sessions(&m))
+            .unwrap_or_default()
     }
 
     /// Remembers a full discovery's units (see [`Indexer::units_of`]).

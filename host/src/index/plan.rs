@@ -222,6 +222,24 @@ pub fn plan(
             bytes: 0,
             mtime_ns: 0,
         };
+        // A unit that failed is not read again until its files change (its
+        // old entry, if any, stays and keeps its claim).
+        if let Some(sk) = st
+            .skipped
+            .get(&main)
+            .filter(|s| s.reason == SkipReason::Failed)
+        {
+            if !reparse
+                && sk.context == work.context
+                && classify_unit(&work.src.files, &sk.files) == Change::Unchanged
+            {
+                plan.skipped_unchanged += 1;
+                if let Some((key, _)) = by_main.get(main.as_str()) {
+                    plan.claims.insert((*key).clone(), main.clone());
+                }
+                continue;
+            }
+        }
         if let Some((key, e)) = by_main.get(main.as_str()) {
             work.old_key = Some((*key).clone());
             work.old_file = Some(e.generation_file.clone());

@@ -20,6 +20,35 @@ pub enum Phase {
     Degraded,
 }
 
+/// A discovered unit that could not be indexed: named in `recall index
+/// --json`, `recall status` and `/api/index/status`, and retried only when
+/// its files change.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct FailedUnit {
+    /// Its main file.
+    pub path: String,
+    /// The session key it had, if it was ever indexed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    /// Why it failed.
+    pub reason: String,
+}
+
+impl FailedUnit {
+    /// The failed units an indexer state records, by path.
+    pub fn from_state(st: &crate::store::IndexerState) -> Vec<FailedUnit> {
+        st.skipped
+            .iter()
+            .filter(|(_, u)| u.reason == crate::store::SkipReason::Failed)
+            .map(|(path, u)| FailedUnit {
+                path: path.clone(),
+                key: u.key.clone(),
+                reason: u.error.clone().unwrap_or_else(|| "unreadable".into()),
+            })
+            .collect()
+    }
+}
+
 /// The indexer's progress and health; revision, store id and coverage are
 /// added by the route from the manifest.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -38,6 +67,14 @@ pub struct IndexStatus {
     pub degraded_roots: Vec<String>,
     /// Wall-clock epoch ms when the last sweep finished (`None` before the first).
     pub last_sweep_ms: Option<i64>,
+    /// Units that could not be indexed (not a regular file, undecodable,
+    /// abandoned after the unit deadline…), with the reason.
+    #[serde(default)]
+    pub failed_units: Vec<FailedUnit>,
+    /// Sessions indexed only up to the per-session bounds (a bounded
+    /// prefix), by key.
+    #[serde(default)]
+    pub truncated_sessions: Vec<String>,
 }
 
 impl IndexStatus {
@@ -51,6 +88,8 @@ impl IndexStatus {
             files_failed: 0,
             degraded_roots: Vec::new(),
             last_sweep_ms: None,
+            failed_units: Vec::new(),
+            truncated_sessions: Vec::new(),
         }
     }
 }

@@ -8,7 +8,7 @@
 //! publishes a batch every few seconds so searches see a backfill grow.
 
 use super::build::{self, Previous};
-use super::cursor::capture;
+use super::cursor::{capture, stat_only};
 use super::plan::{self, expired, Kind, Work};
 use super::resume;
 use super::ShardHook;
@@ -23,7 +23,7 @@ use recall_core::PreparedShard;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -65,11 +65,19 @@ pub struct SweepReport {
     pub revision: u64,
     /// The store id.
     pub store_id: String,
+    /// Every unit of the store that could not be indexed (this sweep's
+    /// failures and older ones whose files did not change), with the reason.
+    pub failures: Vec<super::FailedUnit>,
+    /// Units abandoned by this sweep after the unit deadline.
+    pub abandoned: usize,
     /// Corrupt manifests moved aside by this sweep.
     pub quarantined: Vec<String>,
     /// Wall time.
     pub elapsed_ms: u64,
 }
+
+/// How the reason of a unit abandoned after the deadline starts.
+const ABANDONED: &str = "abandoned";
 
 /// A worker's answer for one unit, and what it read.
 struct Processed {
@@ -89,8 +97,21 @@ enum Done {
         main: String,
         files: Vec<FileCursor>,
     },
-    Failed,
+    Failed {
+        main: String,
+        /// Why (named in status).
+        reason: String,
+        /// Its files' cursors (stat-only when they could not be read), so
+        /// the failure is retried only when they change.
+        files: Vec<FileCursor>,
+        /// The store failed, not the unit (e.g. ENOSPC writing its
+        /// generation): nothing is recorded, it is retried next sweep.
+        store_fault: bool,
+    },
 }
+
+/// Extraction threads abandoned after the unit deadline and still running.
+pub(super) static STALLED: AtomicUsize = AtomicUsize::new(0);
 
 /// A full sweep: discovery of every root.
 pub(super) fn run(ix: &Indexer) -> Result<SweepReport, IndexError> {
@@ -168,6 +189,9 @@ fn execute(
     let store = ix.store.as_ref();
     let mut batch = new_batch(&m.store_id, watermark);
     let mut claims = plan.claims.clone();
+    // Keys claimed by units read in this sweep: their record counts, and
+    // each owner's record should another unit take the key over.
+    let mut fresh: HashMap<String, (u64, SkippedUnit)> = HashMap::new();
     let work = plan.work;
     let next = AtomicUsize::new(0);
     let (tx, rx) = mpsc::channel::<(usize, Processed)>();
@@ -179,6 +203,8 @@ fn execute(
         watermark,
         backfill: report.backfill,
         hook: ix.shard_hook(),
+        deadline: ix.opts.unit_deadline,
+        fault: ix.opts.fault.clone(),
     };
     let mut failure: Option<IndexError> = None;
 
@@ -199,7 +225,7 @@ fn execute(
         for (i, p) in rx.iter() {
             let w = &work[i];
             let done = p.done;
-            let failed = matches!(done, Done::Failed);
+            let failed = matches!(done, Done::Failed { .. });
             ix.progress
                 .unit_done(w.src.files.len() as u64, w.bytes, failed);
             report.files_read += w.src.files.len() as u64;
@@ -208,7 +234,16 @@ fn execute(
             if failure.is_some() {
                 continue;
             }
-            absorb(w, done, horizon, st, &mut claims, &mut batch, report);
+            absorb(
+                w,
+                done,
+                horizon,
+                st,
+                &mut claims,
+                &mut fresh,
+                &mut batch,
+                report,
+            );
             // Publish as the backfill goes, at a slowing pace (so few
             // snapshots pile up); a reparse publishes only when complete.
             let interval =
@@ -249,6 +284,9 @@ fn execute(
     batch.finish_sweep = Some(true);
     publish(store, batch, report)?;
     let cur = store.current()?;
+    if let Ok(st) = store.indexer_state() {
+        report.failures = super::FailedUnit::from_state(&st);
+    }
     report.revision = cur.revision;
     report.store_id = cur.store_id.clone();
     // The index segments follow the manifest (a no-op when they already
@@ -281,18 +319,45 @@ fn publish(store: &Store, batch: Batch, report: &mut SweepReport) -> Result<bool
 }
 
 /// Adds one unit's result to the batch.
+#[allow(clippy::too_many_arguments)]
 fn absorb(
     w: &Work,
     done: Done,
     horizon: Option<i64>,
     st: &crate::store::IndexerState,
     claims: &mut HashMap<String, String>,
+    fresh: &mut HashMap<String, (u64, SkippedUnit)>,
     batch: &mut Batch,
     report: &mut SweepReport,
 ) {
     let was_skipped = |main: &str| st.skipped.contains_key(main);
     match done {
-        Done::Failed => report.failed += 1,
+        Done::Failed {
+            main,
+            reason,
+            files,
+            store_fault,
+        } => {
+            report.failed += 1;
+            report.abandoned += usize::from(reason.starts_with(ABANDONED));
+            if store_fault {
+                return;
+            }
+            // The old entry (if any) stays; the unit is not re-read until
+            // its files change.
+            if let Some(k) = &w.old_key {
+                claims.insert(k.clone(), main.clone());
+            }
+            let unit = SkippedUnit {
+                reason: SkipReason::Failed,
+                key: w.old_key.clone(),
+                newest_ms: None,
+                context: w.context.clone(),
+                files,
+                error: Some(reason),
+            };
+            batch.skipped.push((main, Some(unit)));
+        }
         Done::Empty { main, files } => {
             report.empty += 1;
             if let Some(k) = &w.old_key {
@@ -304,6 +369,7 @@ fn absorb(
                 newest_ms: None,
                 context: w.context.clone(),
                 files,
+                error: None,
             };
             batch.skipped.push((main, Some(unit)));
         }
@@ -315,6 +381,7 @@ fn absorb(
                 newest_ms: newest_ms(&entry),
                 context: w.context.clone(),
                 files: entry.files.clone(),
+                error: None,
             };
             if expired(&entry, horizon) {
                 report.retired += usize::from(w.old_key.is_none());
@@ -322,16 +389,29 @@ fn absorb(
                 return;
             }
             match claims.get(&key) {
+                // Within one sweep the unit with more records owns a key: a
+                // partial copy (or anything else yielding that id) that was
+                // read first never keeps a healthy session's key. An owner
+                // from an earlier sweep keeps it (DESIGN §5 identity).
                 Some(owner) if *owner != main => {
-                    batch
-                        .skipped
-                        .push((main, Some(skip(SkipReason::Duplicate))));
-                    return;
+                    let takes_over = fresh.get(&key).is_some_and(|(n, _)| entry.records > *n);
+                    if !takes_over {
+                        batch
+                            .skipped
+                            .push((main, Some(skip(SkipReason::Duplicate))));
+                        return;
+                    }
+                    if let Some((_, displaced)) = fresh.remove(&key) {
+                        batch.upserts.retain(|(k, _)| *k != key);
+                        batch.skipped.push((owner.clone(), Some(displaced)));
+                    }
+                    claims.insert(key.clone(), main.clone());
                 }
                 _ => {
                     claims.insert(key.clone(), main.clone());
                 }
             }
+            fresh.insert(key.clone(), (entry.records, skip(SkipReason::Duplicate)));
             if let Some(old) = &w.old_key {
                 if *old != key {
                     batch.gone.push(old.clone());
@@ -357,6 +437,10 @@ struct Units<'a> {
     backfill: bool,
     /// Receives the shards of live units.
     hook: Option<ShardHook>,
+    /// How long one unit's extraction may take.
+    deadline: Duration,
+    /// Tests' fault injection.
+    fault: Option<super::FaultHook>,
 }
 
 impl Units<'_> {
@@ -371,9 +455,15 @@ impl Units<'_> {
     /// and writes its generation.
     fn process(&self, w: &Work) -> Processed {
         let store = self.store;
-        let failed = |bytes_read| Processed {
-            done: Done::Failed,
-            bytes_read,
+        let main_path = w.src.files.first().cloned().unwrap_or_default();
+        let failed = |reason: String, files: Vec<FileCursor>| Processed {
+            done: Done::Failed {
+                main: main_path.to_string_lossy().into_owned(),
+                reason,
+                files,
+                store_fault: false,
+            },
+            bytes_read: 0,
             resumed: false,
         };
         let generation = match w.kind {
@@ -393,7 +483,15 @@ impl Units<'_> {
                 // not part of the session any more; a vanished main file
                 // fails.
                 Err(_) if !files.is_empty() => {}
-                Err(_) => return failed(0),
+                Err(e) => {
+                    let stat = w
+                        .src
+                        .files
+                        .iter()
+                        .filter_map(|f| stat_only(f, generation))
+                        .collect();
+                    return failed(format!("cannot read {}: {e}", f.display()), stat);
+                }
             }
         }
         let main = files.first().map(|c| c.path.clone()).unwrap_or_default();
@@ -404,36 +502,90 @@ impl Units<'_> {
             Kind::Appended => resume::load(store, &w.src.unit),
             _ => None,
         };
-        let run = catch_unwind(AssertUnwindSafe(|| {
-            extract::extract_resumable(&src, &ends, from.as_ref())
-        }));
-        let r = match run {
-            Ok(Ok(r)) => r,
-            Ok(Err(_)) | Err(_) => {
+        let had_from = from.is_some();
+        let r = match self.extract_bounded(src, ends, from) {
+            Ok(r) => r,
+            Err(reason) => {
                 resume::forget(store, &w.src.unit);
-                return failed(0);
+                return failed(reason, files);
             }
         };
         match r.checkpoint {
             Some(cp) if self.live(w) => resume::save(store, &w.src.unit, cp, &files),
-            _ if from.is_some() || w.kind == Kind::Rewritten => resume::forget(store, &w.src.unit),
+            _ if had_from || w.kind == Kind::Rewritten => resume::forget(store, &w.src.unit),
             _ => {}
         }
         let done = match r.extracted {
             None => Done::Empty { main, files },
-            Some(x) => match self.write_shard(w, x, generation, files) {
+            Some(x) => match self.write_shard(w, x, generation, files.clone()) {
                 Some((key, entry)) => Done::Session {
                     main,
                     key,
                     entry: Box::new(entry),
                 },
-                None => Done::Failed,
+                None => Done::Failed {
+                    main,
+                    reason: "cannot write its generation".into(),
+                    files,
+                    store_fault: true,
+                },
             },
         };
         Processed {
             done,
             bytes_read: r.bytes_read,
             resumed: r.resumed,
+        }
+    }
+
+    /// Extracts on a thread of its own and waits for it at most the unit
+    /// deadline: a unit that does not finish (a stalled read on a hung
+    /// mount) is abandoned — its thread left behind, counted in [`STALLED`]
+    /// until it ends — and the worker goes on. A panic is a failure too.
+    fn extract_bounded(
+        &self,
+        src: SessionSource,
+        ends: Vec<u64>,
+        from: Option<extract::Checkpoint>,
+    ) -> Result<extract::Resumed, String> {
+        let (tx, rx) = mpsc::sync_channel(1);
+        let fault = self.fault.clone();
+        let done = Arc::new(AtomicBool::new(false));
+        let done_t = done.clone();
+        let spawned = std::thread::Builder::new()
+            .name("recall-extract".into())
+            .spawn(move || {
+                let r = catch_unwind(AssertUnwindSafe(|| {
+                    if let Some(f) = &fault {
+                        f.call(&src);
+                    }
+                    extract::extract_resumable(&src, &ends, from.as_ref())
+                }));
+                let _ = tx.send(r);
+                // Whoever comes second (this thread finishing, or the waiter
+                // giving up) settles the stalled count.
+                if done_t.swap(true, SeqCst) {
+                    STALLED.fetch_sub(1, SeqCst);
+                }
+            });
+        if let Err(e) = spawned {
+            return Err(format!("cannot start an extraction thread: {e}"));
+        }
+        match rx.recv_timeout(self.deadline) {
+            Ok(Ok(Ok(r))) => Ok(r),
+            Ok(Ok(Err(e))) => Err(e.to_string()),
+            Ok(Err(_)) => Err("the extractor panicked".into()),
+            Err(mpsc::RecvTimeoutError::Disconnected) => Err("the extractor panicked".into()),
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                STALLED.fetch_add(1, SeqCst);
+                if done.swap(true, SeqCst) {
+                    STALLED.fetch_sub(1, SeqCst);
+                }
+                Err(format!(
+                    "{ABANDONED} after {} s (a stalled read?)",
+                    self.deadline.as_secs_f64()
+                ))
+            }
         }
     }
 
@@ -458,6 +610,7 @@ impl Units<'_> {
             _ => None,
         };
         let key = x.meta.key();
+        let truncated = x.diagnostics.truncated;
         let previous = prev_shard
             .as_ref()
             .filter(|_| w.old_key.as_deref() == Some(key.as_str()))
@@ -469,7 +622,7 @@ impl Units<'_> {
         let shard = build::shard(x, generation, previous);
         let body = serde_json::to_vec(&shard).ok()?;
         let name = self.store.write_generation(&body).ok()?;
-        let entry = build::entry(
+        let mut entry = build::entry(
             &shard,
             name,
             body.len() as u64,
@@ -477,6 +630,9 @@ impl Units<'_> {
             self.watermark,
             w.context.clone(),
         );
+        if truncated {
+            build::mark_truncated(&mut entry);
+        }
         // The trigram filters let searches skip this shard without loading
         // it. Without them searches only load more: not a reason to fail.
         let prepared = PreparedShard::new(shard);

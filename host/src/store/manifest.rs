@@ -74,8 +74,45 @@ pub fn write_with(
     write_atomic_with(dir, &tmp, &dest, bytes, before_rename).map_err(|e| StoreError::io(&dest, e))
 }
 
-/// Moves a corrupt manifest aside as `manifest.corrupt-<ms>` (never
-/// deleted: it is evidence). Returns the new name.
+/// How many `manifest.corrupt-*` files are kept (the newest): evidence,
+/// but a store corrupted again and again must not fill the disk.
+pub const KEEP_CORRUPT: usize = 3;
+
+/// The revision after `r`; a manifest at the largest revision is refused
+/// (it never wraps to 0, which would make old cursors look current).
+pub fn next_revision(dir: &Path, r: u64) -> Result<u64, StoreError> {
+    r.checked_add(1).ok_or_else(|| {
+        StoreError::io(
+            &dir.join(MANIFEST),
+            std::io::Error::other(
+                "the manifest revision is at its maximum; `recall clear` starts a new store",
+            ),
+        )
+    })
+}
+
+/// Deletes all but the newest [`KEEP_CORRUPT`] `manifest.corrupt-<ms>[.<n>]`
+/// files (ordered by their ms, then n).
+fn prune_corrupt(dir: &Path) {
+    let Ok(rd) = fs::read_dir(dir) else { return };
+    let mut found: Vec<((i64, u64), std::path::PathBuf)> = rd
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            let rest = name.strip_prefix("manifest.corrupt-")?;
+            let (ms, n) = rest.split_once('.').unwrap_or((rest, "0"));
+            Some(((ms.parse().ok()?, n.parse().ok()?), e.path()))
+        })
+        .collect();
+    found.sort();
+    let excess = found.len().saturating_sub(KEEP_CORRUPT);
+    for (_, p) in found.into_iter().take(excess) {
+        let _ = fs::remove_file(p);
+    }
+}
+
+/// Moves a corrupt manifest aside as `manifest.corrupt-<ms>` (evidence:
+/// the newest [`KEEP_CORRUPT`] are kept). Returns the new name.
 pub fn quarantine(dir: &Path, now_ms: i64) -> Result<String, StoreError> {
     let from = dir.join(MANIFEST);
     let mut name = format!("manifest.corrupt-{now_ms}");
@@ -85,6 +122,7 @@ pub fn quarantine(dir: &Path, now_ms: i64) -> Result<String, StoreError> {
         n += 1;
     }
     fs::rename(&from, dir.join(&name)).map_err(|e| StoreError::io(&from, e))?;
+    prune_corrupt(dir);
     Ok(name)
 }
 

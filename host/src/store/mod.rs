@@ -325,7 +325,9 @@ impl Store {
             _ => 0,
         };
         let mut fresh = Manifest::empty(random_hex(12), 0);
-        fresh.revision = revision + 1;
+        // The new store id expires every cursor anyway, so a store at the
+        // largest revision starts again from 1 (it never overflows).
+        fresh.revision = revision.checked_add(1).unwrap_or(1);
         fresh.updated_at_ms = wall_ms();
         manifest::write(&self.dir, &manifest::to_bytes(&fresh)?)?;
         let _ = fs::remove_file(self.dir.join(state::STATE));

@@ -118,7 +118,7 @@ impl Store {
             let mut changed = merge(self, &mut m, &batch, now, &mut st, &mut out);
             changed |= !existed || m.parser_version != batch.parser_version;
             if changed {
-                m.revision += 1;
+                m.revision = manifest::next_revision(self.dir(), m.revision)?;
                 m.updated_at_ms = now;
                 m.parser_version = batch.parser_version;
                 if existed {
@@ -251,6 +251,7 @@ fn merge(
                         newest_ms: newest_ms(&e),
                         context: context_of(&e),
                         files: e.files.clone(),
+                        error: None,
                     },
                 );
             }

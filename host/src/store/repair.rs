@@ -46,7 +46,7 @@ impl Store {
                 e.files.clear();
             }
         }
-        m.revision += 1;
+        m.revision = super::manifest::next_revision(self.dir(), m.revision)?;
         m.updated_at_ms = wall_ms();
         if let Some(bytes) = self.manifest_bytes()? {
             snapshots::save(&self.dir().join(snapshots::SNAPSHOTS), &base, &bytes)?;

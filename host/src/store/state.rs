@@ -2,8 +2,8 @@
 //!
 //! It remembers what the manifest cannot: whether the first full backfill
 //! finished, when the last sweep ran, and the discovery units that yield no
-//! published session (no session at all, dropped by retention, or a
-//! duplicate of another unit's session) with their file cursors, so an
+//! published session (no session at all, dropped by retention, a
+//! duplicate of another unit's session, or unreadable) with their file cursors, so an
 //! unchanged one is not read again on every sweep. Losing it costs work,
 //! never correctness: it is rewritten (without fsync) under the writer lock.
 
@@ -27,6 +27,9 @@ pub enum SkipReason {
     Retired,
     /// Another unit yields the same session key.
     Duplicate,
+    /// It could not be read (see `error`): retried only when its files
+    /// change, named in status meanwhile.
+    Failed,
 }
 
 /// A unit that is not in the manifest, and the cursors it was judged on.
@@ -45,6 +48,9 @@ pub struct SkippedUnit {
     pub context: Option<String>,
     /// The unit's files when judged.
     pub files: Vec<FileCursor>,
+    /// Why it failed (`Failed` units).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// The whole state file.

@@ -109,7 +109,7 @@ fn file_stem(p: &Path) -> String {
 /// The first `sessionId` in the first MiB of a file.
 fn sniff_session_id(path: &Path) -> Option<String> {
     use std::io::{BufRead, Read};
-    let f = std::fs::File::open(path).ok()?;
+    let f = super::open::open_regular(path).ok()?;
     let reader = std::io::BufReader::new(f.take(SNIFF_BYTES));
     for l in reader.split(b'\n') {
         let l = l.ok()?;

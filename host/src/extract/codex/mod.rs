@@ -20,7 +20,6 @@ use super::feed::{Call, Fed, Outcome};
 use super::{ExtractError, Extracted, SessionSource};
 use recall_core::model::{SessionMeta, Source};
 use std::collections::HashMap;
-use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
@@ -87,7 +86,9 @@ fn read_session_index(path: &Path) -> HashMap<String, String> {
         thread_name: Option<String>,
     }
     let mut out = HashMap::new();
-    let Ok(f) = File::open(path) else { return out };
+    let Ok(f) = super::open::open_regular(path) else {
+        return out;
+    };
     let reader = BufReader::new(std::io::Read::take(f, INDEX_MAX_BYTES));
     for line in reader.split(b'\n').map_while(Result::ok) {
         if let Ok(Entry {
@@ -156,10 +157,7 @@ pub(crate) fn scratch(call: &mut Call) -> Result<Outcome<Resume>, ExtractError> 
         path: path.clone(),
         source: e,
     };
-    let file = File::open(path).map_err(io_err)?;
-    if file.metadata().map_err(io_err)?.is_dir() {
-        return Err(io_err(std::io::Error::other("is a directory")));
-    }
+    let file = super::open::open_regular(path).map_err(io_err)?;
     if !is_zst(path) {
         drop(file);
         return run(call, session::Session::default(), &Fed::start(path))?
@@ -167,20 +165,58 @@ pub(crate) fn scratch(call: &mut Call) -> Result<Outcome<Resume>, ExtractError> 
     }
     let mut s = session::Session::default();
     let decoder = zstd::stream::read::Decoder::new(file).map_err(io_err)?;
+    // A truncated or damaged stream yields its decodable prefix, like a
+    // torn plain file: the lines decoded before the error are indexed, the
+    // partial last one is a torn tail.
+    let mut damaged = None;
+    let prefix = Prefix {
+        inner: decoder,
+        error: &mut damaged,
+    };
     for_each_line_in(
-        BufReader::with_capacity(256 << 10, decoder),
+        BufReader::with_capacity(256 << 10, prefix),
         0,
         0,
         &mut call.diag,
         &mut |l| s.line(l.no, l.bytes),
     )
     .map_err(io_err)?;
+    if let Some(e) = damaged {
+        call.diag
+            .unreadable
+            .push(format!("{}: zstd stream cut short: {e}", path.display()));
+    }
     call.diag.bad_lines += s.take_bad_lines();
     Ok(Outcome {
         extracted: s.finish(path, |id| index_title(call.src, id)),
         files: Vec::new(),
         state: None,
     })
+}
+
+/// A reader that ends (EOF) at its inner reader's first error, keeping it:
+/// what a truncated zstd stream decoded before its end is still read.
+struct Prefix<'e, R> {
+    inner: R,
+    error: &'e mut Option<std::io::Error>,
+}
+
+impl<R: std::io::Read> std::io::Read for Prefix<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.error.is_some() {
+            return Ok(0);
+        }
+        loop {
+            match self.inner.read(buf) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    *self.error = Some(e);
+                    return Ok(0);
+                }
+                ok => return ok,
+            }
+        }
+    }
 }
 
 /// Continues from a checkpoint; `Ok(None)` = cannot resume exactly.

@@ -123,7 +123,14 @@ impl Session {
             let Ok(p) = line::parse_bare(bytes) else {
                 return false;
             };
-            if p.ty.get().is_some() || p.id.non_empty().is_none() {
+            // A bare-era line 1 is `{id, timestamp, instructions, git}`: a
+            // line with an `id` but no `timestamp` (a `session_index.jsonl`
+            // entry `{id, thread_name, updated_at}` copied or reached through
+            // a link) is not a rollout and must not claim that id.
+            if p.ty.get().is_some()
+                || p.id.non_empty().is_none()
+                || p.timestamp.get().and_then(iso_ms).is_none()
+            {
                 return false;
             }
             self.bare = true;

@@ -220,10 +220,10 @@ pub fn feed_frames(
     diag: &mut Diagnostics,
     f: &mut dyn FnMut(Line<'_>),
 ) -> io::Result<Fed> {
-    let file = File::open(path)?;
+    let file = crate::extract::open::open_regular(path)?;
     let len = file.metadata()?.len();
     // Opened apart: a cloned handle would share the scanner's file offset.
-    let mut decode_file = File::open(path)?;
+    let mut decode_file = crate::extract::open::open_regular(path)?;
     let mut r = BufReader::with_capacity(64 << 10, file);
     r.seek(SeekFrom::Start(start))?;
     let mut scan = Scanner {
@@ -267,7 +267,7 @@ pub fn feed_frames(
 /// The offset just past the last complete frame of `path` (what a cursor
 /// may read up to): a torn final frame is not counted.
 pub fn complete_end(path: &Path) -> io::Result<u64> {
-    let file = File::open(path)?;
+    let file = crate::extract::open::open_regular(path)?;
     let len = file.metadata()?.len();
     let mut scan = Scanner {
         r: BufReader::with_capacity(16 << 10, file),

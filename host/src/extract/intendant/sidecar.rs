@@ -1,7 +1,6 @@
 //! Reading Intendant model-text sidecars (`turns/turn_NNN_model.txt`) by byte
 //! span, refusing any path that leaves the session's log directory.
 
-use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Component, Path, PathBuf};
 
@@ -76,7 +75,7 @@ impl Sidecars {
         }
         let path = self.resolve(rel)?;
         let io_err = |e| SpanError::Io(rel.to_string(), e);
-        let mut f = File::open(&path).map_err(io_err)?;
+        let mut f = crate::extract::open::open_regular(&path).map_err(io_err)?;
         f.seek(SeekFrom::Start(offset)).map_err(io_err)?;
         let mut buf = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
         f.take(len).read_to_end(&mut buf).map_err(io_err)?;

@@ -441,7 +441,7 @@ fn contains_all<const N: usize>(
         .max()
         .unwrap_or(1)
         .saturating_sub(1);
-    let mut f = std::fs::File::open(path)?.take(end.unwrap_or(u64::MAX));
+    let mut f = crate::extract::open::open_regular(path)?.take(end.unwrap_or(u64::MAX));
     let mut read = 0u64;
     let mut buf = vec![0u8; 1 << 20];
     let mut carry = 0usize;

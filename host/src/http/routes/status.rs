@@ -35,6 +35,8 @@ pub async fn status(State(st): State<AppState>) -> Response {
                 "files_failed": s.files_failed,
                 "degraded_roots": s.degraded_roots,
                 "last_sweep_ms": s.last_sweep_ms,
+                "failed_units": s.failed_units,
+                "truncated_sessions": s.truncated_sessions,
                 "revision": manifest.revision,
                 "store_id": manifest.store_id,
                 "sessions": manifest.sessions.len(),

@@ -1,0 +1,343 @@
+//! Hostile source files never hang or poison a sweep (issue #12, items 1, 6
+//! and 7): FIFOs named like transcripts, symlink loops, truncated zstd
+//! rollouts and files that are not rollouts.
+
+mod store_support;
+
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+use store_support::*;
+
+/// Runs `cmd` to completion, killing it (and failing the test) after `limit`.
+fn run_bounded(mut cmd: Command, limit: Duration) -> Output {
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn recall");
+    let start = Instant::now();
+    loop {
+        if child.try_wait().expect("wait").is_some() {
+            return child.wait_with_output().expect("output");
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let out = child.wait_with_output().expect("output");
+            panic!(
+                "recall hung for {limit:?}: stderr {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn mkfifo(path: &Path) {
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(
+        unsafe { libc::mkfifo(c.as_ptr(), 0o644) },
+        0,
+        "mkfifo {path:?}"
+    );
+}
+
+const SID: &str = "11111111-2222-4333-8444-555555555555";
+
+/// Every place a transcript-named FIFO can sit.
+fn plant_fifos(home: &Path) -> Vec<std::path::PathBuf> {
+    let claude = home.join(".claude/projects/-home-u-p");
+    let codex = home.join(".codex");
+    let fifos = vec![
+        claude.join(format!("{SID}.jsonl")),
+        claude.join(format!("{SID}/subagents/agent-a1.jsonl")),
+        claude.join("agent-b2.jsonl"),
+        codex.join(format!(
+            "sessions/2026/01/02/rollout-2026-01-02T03-04-05-{SID}.jsonl"
+        )),
+        codex.join("session_index.jsonl"),
+        home.join(".kimi-code/session_index.jsonl"),
+    ];
+    for f in &fifos {
+        mkfifo(f);
+    }
+    fifos
+}
+
+#[test]
+fn fifos_named_like_transcripts_never_hang_the_index() {
+    let home = temp_dir("fifo");
+    write_session(&home, 1, 3, 100);
+    let fifos = plant_fifos(&home);
+    let mut cmd = recall(&home);
+    cmd.args(["index", "--json"]);
+    let out = run_bounded(cmd, Duration::from_secs(60));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stderr {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json report");
+    let failures = report["failures"].as_array().expect("failures listed");
+    for main in [&fifos[0], &fifos[3]] {
+        let named = failures.iter().any(|f| {
+            f["path"].as_str() == main.to_str()
+                && f["reason"]
+                    .as_str()
+                    .is_some_and(|r| r.contains("not a regular file (fifo)"))
+        });
+        assert!(named, "{main:?} is named as failed: {failures:?}");
+    }
+    // `recall status` names them too, without reading them again.
+    let status: serde_json::Value =
+        serde_json::from_str(&run_ok(&home, &["status", "--json"], 0)).expect("status json");
+    assert_eq!(
+        status["failed_units"].as_array().map(Vec::len),
+        Some(failures.len()),
+        "{status}"
+    );
+    assert_eq!(
+        status["files_due"], 0,
+        "failed units are not due again: {status}"
+    );
+    let m = manifest(&home).expect("a manifest");
+    assert!(
+        m.sessions.contains_key(&session_key(1)),
+        "the real session is indexed"
+    );
+    assert_eq!(m.sessions.len(), 1, "no session from a FIFO");
+    // A search (which sweeps first) returns too, and finds the session.
+    let mut cmd = recall(&home);
+    cmd.args(["search", "--json", "lorem"]);
+    let out = run_bounded(cmd, Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(0));
+    // `recall serve` finishes its backfill and answers, and a search through
+    // it (the daemon refreshes first) returns.
+    let mut daemon = serve(&home);
+    let mut cmd = recall(&home);
+    cmd.args(["search", "--json", "lorem"]);
+    let out = run_bounded(cmd, Duration::from_secs(60));
+    let _ = daemon.kill();
+    let _ = daemon.wait();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let body: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(body["state"], "ready", "{body}");
+    drop(fifos);
+}
+
+fn indexer(
+    home: &Path,
+) -> (
+    std::sync::Arc<recall_host::store::Store>,
+    recall_host::index::IndexOptions,
+) {
+    use recall_host::extract::Roots;
+    let store = std::sync::Arc::new(recall_host::store::Store::open(&store_dir(home)).unwrap());
+    let mut opts = recall_host::index::IndexOptions::new(Roots::resolve(
+        &fs::canonicalize(home).unwrap(),
+        |_| None,
+    ));
+    opts.retention_days = 0;
+    opts.workers = 1;
+    (store, opts)
+}
+
+#[test]
+fn a_stalled_unit_is_abandoned_and_the_sweep_goes_on() {
+    use recall_host::index::{stalled_threads, FaultHook, Indexer};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let home = temp_dir("stall");
+    let stalled = write_session(&home, 1, 3, 100);
+    write_session(&home, 2, 3, 100);
+    write_session(&home, 3, 3, 100);
+    let (store, mut opts) = indexer(&home);
+    let release = Arc::new(AtomicBool::new(false));
+    let r = release.clone();
+    let name = stalled.file_name().unwrap().to_owned();
+    // Reading this unit hangs like a read on a dead network mount.
+    opts.fault = Some(FaultHook::new(move |src| {
+        if src.files[0].file_name() == Some(name.as_os_str()) {
+            while !r.load(Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
+    }));
+    opts.unit_deadline = Duration::from_millis(300);
+    let ix = Indexer::new(store.clone(), opts);
+    let t = Instant::now();
+    let report = ix.sweep().unwrap();
+    assert!(
+        t.elapsed() < Duration::from_secs(20),
+        "the sweep was not stalled"
+    );
+    assert_eq!(report.abandoned, 1, "{report:?}");
+    assert_eq!(
+        report.new_sessions, 2,
+        "the other units are indexed: {report:?}"
+    );
+    assert!(stalled_threads() >= 1, "the abandoned thread is reported");
+    let named = report.failures.iter().any(|f| {
+        Path::new(&f.path).file_name() == stalled.file_name() && f.reason.starts_with("abandoned")
+    });
+    assert!(named, "{:?}", report.failures);
+    let m = store.current().unwrap();
+    assert!(m.sessions.contains_key(&session_key(2)) && m.sessions.contains_key(&session_key(3)));
+    // Unchanged, it is not read (nor stalled on) again; once it changes it is.
+    let again = ix.sweep().unwrap();
+    assert_eq!((again.abandoned, again.extracted), (0, 0), "{again:?}");
+    release.store(true, Ordering::SeqCst);
+    let t = Instant::now();
+    while stalled_threads() > 0 && t.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(
+        stalled_threads(),
+        0,
+        "the left-behind thread ended once released"
+    );
+    std::thread::sleep(Duration::from_millis(20));
+    let mut text = fs::read_to_string(&stalled).unwrap();
+    text.push_str(&pi_message(
+        "ffff0001",
+        None,
+        "user",
+        "after the stall",
+        1_790_003_700_000,
+    ));
+    text.push('\n');
+    fs::write(&stalled, text).unwrap();
+    let third = ix.sweep().unwrap();
+    assert_eq!(third.new_sessions, 1, "{third:?}");
+    assert!(third.failures.is_empty(), "{:?}", third.failures);
+}
+
+/// A real Codex rollout under `sessions/`, plus a copy of
+/// `session_index.jsonl` (whose entries carry the rollout's `id`) and a
+/// symlink loop back to `CODEX_HOME`.
+#[test]
+fn a_non_rollout_or_a_symlink_loop_never_takes_a_rollouts_key() {
+    let home = temp_dir("codexkey");
+    let codex = home.join(".codex");
+    let day = codex.join("sessions/2025/12/28");
+    fs::create_dir_all(&day).unwrap();
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/shared/corpus/codex/real/sample_codex_session-simonw-0.77.0.jsonl");
+    let id = "019b64e5-57fa-7463-b644-fba7e456f905";
+    fs::copy(
+        &sample,
+        day.join(format!("rollout-2025-12-28T12-18-30-{id}.jsonl")),
+    )
+    .unwrap();
+    let index = format!(
+        "{{\"id\":\"{id}\",\"thread_name\":\"the real title\",\"updated_at\":\"2025-12-29T00:00:00Z\"}}\n"
+    );
+    fs::write(codex.join("session_index.jsonl"), &index).unwrap();
+    fs::write(codex.join("sessions/session_index.jsonl"), &index).unwrap();
+    std::os::unix::fs::symlink("..", codex.join("sessions/loop")).unwrap();
+    let out = run_ok(&home, &["index", "--json"], 0);
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let m = manifest(&home).unwrap();
+    let key = format!("codex:{id}");
+    let e = m.sessions.get(&key).unwrap_or_else(|| panic!("{report}"));
+    assert!(
+        e.meta.messages > 0,
+        "the rollout keeps its key and messages"
+    );
+    assert!(
+        e.files[0].path.contains("rollout-"),
+        "owned by the rollout, not {}",
+        e.files[0].path
+    );
+    assert_eq!(m.sessions.len(), 1);
+    // Nothing was found through the loop.
+    assert!(m
+        .sessions
+        .values()
+        .all(|e| !e.files[0].path.contains("/loop/")));
+}
+
+/// A `.jsonl.zst` rollout cut short: its decodable prefix is indexed.
+#[test]
+fn a_truncated_zst_rollout_indexes_its_prefix() {
+    let home = temp_dir("zstcut");
+    let day = home.join(".codex/sessions/2025/12/28");
+    fs::create_dir_all(&day).unwrap();
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/shared/corpus/codex/real/sample_codex_session-simonw-0.77.0.jsonl");
+    // The sample's session_meta, then enough distinct prose to span many
+    // zstd blocks (a cut single block decodes to nothing).
+    let first = fs::read_to_string(&sample)
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    let mut plain = first + "\n";
+    for i in 0..6000u64 {
+        let word = format!("{:x}", i.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        plain += &format!(
+            "{{\"timestamp\":\"2025-12-28T12:19:{:02}.000Z\",\"type\":\"event_msg\",\"payload\":{{\"type\":\"user_message\",\"message\":\"prompt {i} {word} {word}{i}\"}}}}\n",
+            i % 60
+        );
+    }
+    let z = zstd::encode_all(plain.as_bytes(), 3).unwrap();
+    let path =
+        day.join("rollout-2025-12-28T12-18-30-019b64e5-57fa-7463-b644-fba7e456f905.jsonl.zst");
+    fs::write(&path, &z[..z.len() * 2 / 3]).unwrap();
+    let out = run_ok(&home, &["index", "--json"], 0);
+    let m = manifest(&home).unwrap();
+    let e = m
+        .sessions
+        .get("codex:019b64e5-57fa-7463-b644-fba7e456f905")
+        .unwrap_or_else(|| panic!("the prefix is indexed: {out}"));
+    assert!(
+        e.records > 100 && e.records < 6000,
+        "a prefix: {}",
+        e.records
+    );
+    // Unchanged, it is not read again.
+    let again: serde_json::Value =
+        serde_json::from_str(&run_ok(&home, &["index", "--json"], 0)).unwrap();
+    assert_eq!(again["bytes_read"], 0, "{again}");
+}
+
+/// Two rollout files carrying one session id (a partial copy, newer, and
+/// the whole session): the one with more records owns the key, whichever
+/// is read first.
+#[test]
+fn a_partial_copy_never_takes_a_healthy_sessions_key() {
+    use recall_host::index::Indexer;
+    let home = temp_dir("partial");
+    let day = home.join(".codex/sessions/2025/12/28");
+    fs::create_dir_all(&day).unwrap();
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/shared/corpus/codex/real/sample_codex_session-simonw-0.77.0.jsonl");
+    let text = fs::read_to_string(&sample).unwrap();
+    let id = "019b64e5-57fa-7463-b644-fba7e456f905";
+    let whole = day.join(format!("rollout-2025-12-28T12-18-30-{id}.jsonl"));
+    fs::write(&whole, &text).unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    // The copy is newer, so a backfill (newest first) reads it first.
+    let head: String = text.lines().take(3).map(|l| format!("{l}\n")).collect();
+    fs::write(day.join("copy.jsonl"), head).unwrap();
+    let (store, opts) = indexer(&home);
+    Indexer::new(store.clone(), opts).sweep().unwrap();
+    let m = store.current().unwrap();
+    let e = &m.sessions[&format!("codex:{id}")];
+    assert_eq!(
+        e.files[0].path,
+        whole.to_string_lossy(),
+        "the whole session owns its key ({} records)",
+        e.records
+    );
+}
