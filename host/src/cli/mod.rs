@@ -16,6 +16,7 @@ mod demo;
 mod export;
 mod index;
 mod mcp;
+mod publish;
 mod render;
 mod report;
 mod search;
@@ -24,6 +25,7 @@ mod sessions;
 mod show;
 mod show_query;
 mod status;
+mod team;
 pub(crate) mod timefmt;
 mod trace;
 mod tui;
@@ -68,6 +70,8 @@ pub enum Command {
     Index(index::IndexArgs),
     /// Search every conversation (words are joined with single spaces into q).
     Search(search::SearchArgs),
+    /// Upload this store's index for team search: recall publish s3://bucket/prefix.
+    Publish(publish::PublishArgs),
     /// List sessions, newest first.
     Sessions(sessions::SessionsArgs),
     /// Print one session's records in order.
@@ -153,6 +157,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Found> {
     match cli.command {
         Command::Index(a) => index::run(g, a),
         Command::Search(a) => search::run(g, a),
+        Command::Publish(a) => publish::run(g, a),
         Command::Sessions(a) => sessions::run(g, a),
         Command::Show(a) => show::run(g, a),
         Command::Trace(a) => trace::run(g, a),

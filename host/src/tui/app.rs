@@ -522,6 +522,7 @@ mod tests {
             locator: Locator::ExternalRecordId {
                 record_id: id.into(),
             },
+            host: None,
         }
     }
 
@@ -638,6 +639,7 @@ mod tests {
             locator: Locator::ExternalRecordId {
                 record_id: id.into(),
             },
+            host: None,
         };
         a.open(vec![entry("0"), entry("1"), entry("2")]);
         assert_eq!(a.focus, Focus::Session);

@@ -1,0 +1,57 @@
+//! `recall search --remote s3://…`: this store plus every host published
+//! under the prefix (`remote::union`), with the CLI's unlimited budgets.
+
+use super::Context;
+use crate::arena::Arena;
+use crate::catalog::StoreCatalog;
+use crate::remote::union::{TeamOptions, UnionCatalog};
+use crate::remote::{self, hostid, Remote};
+use recall_core::query::Query;
+use recall_core::search::Budgets;
+use recall_core::Response;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Searches the union; a `QueryError` comes back inside the `anyhow::Error`.
+pub fn search(
+    ctx: &Context,
+    url: &str,
+    hosts: Option<&str>,
+    refresh: bool,
+    query: &Query,
+) -> anyhow::Result<Response> {
+    if refresh {
+        ctx.refresh();
+    }
+    let opts = TeamOptions {
+        hosts: hosts.map(|h| {
+            h.split(',')
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .collect()
+        }),
+        ..TeamOptions::default()
+    };
+    let ident = hostid::identity(ctx.store.dir(), None)?;
+    let remote = Remote::connect(url, Duration::from_secs(10))?;
+    let rt = remote::runtime()?;
+    let local = StoreCatalog::new(ctx.store.clone(), Arc::new(Arena::default()));
+    let building = !ctx.indexer.backfilled();
+    let budgets = Budgets {
+        scan_ms: u64::MAX,
+        fresh_bytes: u64::MAX,
+        ..Budgets::default()
+    };
+    let catalog = UnionCatalog::open(
+        local,
+        &ident,
+        Some(Arc::new(remote)),
+        rt.handle().clone(),
+        &opts,
+        query,
+    )?;
+    let r = catalog.search(query, building, budgets)?;
+    drop(catalog);
+    rt.shutdown_timeout(Duration::from_secs(1));
+    Ok(r)
+}
