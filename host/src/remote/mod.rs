@@ -82,13 +82,33 @@ impl Remote {
     /// `AWS_ENDPOINT_URL`; an `http://` endpoint is accepted). Requests time
     /// out after `timeout` and are retried at most twice.
     pub fn connect(url: &str, timeout: Duration) -> Result<Remote, RemoteError> {
+        Remote::connect_with(url, timeout, std::env::vars())
+    }
+
+    /// [`Remote::connect`] with the `AWS_*` variables given (tests).
+    pub fn connect_with(
+        url: &str,
+        timeout: Duration,
+        vars: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<Remote, RemoteError> {
         let (bucket, prefix) = parse_url(url)?;
-        let endpoint = std::env::var("AWS_ENDPOINT_URL")
-            .or_else(|_| std::env::var("AWS_ENDPOINT"))
+        let vars: std::collections::BTreeMap<String, String> = vars
+            .into_iter()
+            .filter(|(k, _)| k.starts_with("AWS_"))
+            .collect();
+        let var = |k: &str| vars.get(k).cloned();
+        let endpoint = var("AWS_ENDPOINT_URL")
+            .or_else(|| var("AWS_ENDPOINT"))
             .unwrap_or_default();
         let allow_http = endpoint.starts_with("http://")
-            || std::env::var("AWS_ALLOW_HTTP").is_ok_and(|v| v.eq_ignore_ascii_case("true"));
-        let mut b = AmazonS3Builder::from_env()
+            || var("AWS_ALLOW_HTTP").is_some_and(|v| v.eq_ignore_ascii_case("true"));
+        let mut b = AmazonS3Builder::new();
+        for (k, v) in &vars {
+            if let Ok(key) = k.to_ascii_lowercase().parse() {
+                b = b.with_config(key, v);
+            }
+        }
+        let mut b = b
             .with_bucket_name(bucket)
             .with_client_options(
                 ClientOptions::new()
