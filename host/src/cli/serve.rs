@@ -47,6 +47,12 @@ pub struct ServeArgs {
     /// instead of the bundled demo home.
     #[arg(long)]
     pub no_demo: bool,
+    /// Team search: publish this store to s3://bucket/prefix after every sweep that wrote.
+    #[arg(long, value_name = "S3_URL")]
+    pub publish: Option<String>,
+    /// Team search: this host's name (default: the hostname; remembered).
+    #[arg(long, value_name = "NAME")]
+    pub host_name: Option<String>,
 }
 
 impl ServeArgs {
@@ -177,6 +183,10 @@ pub fn serve_home(
     }
     // `recall search` on this store answers through this daemon.
     let _advert = super::daemon::advertise(store.dir(), server.addr(), needs_token);
+    let _publisher = match &a.publish {
+        Some(url) => Some(super::team::follow(&store, url, a.host_name.as_deref())?),
+        None => None,
+    };
     server.wait();
     Ok(Found::Yes)
 }

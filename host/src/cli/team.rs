@@ -1,5 +1,6 @@
 //! `recall search --remote s3://…`: this store plus every host published
-//! under the prefix (`remote::union`), with the CLI's unlimited budgets.
+//! under the prefix (`remote::union`), with the CLI's unlimited budgets;
+//! and `recall serve --publish s3://…` (`remote::follow`).
 
 use super::Context;
 use crate::arena::Arena;
@@ -54,4 +55,24 @@ pub fn search(
     drop(catalog);
     rt.shutdown_timeout(Duration::from_secs(1));
     Ok(r)
+}
+
+/// Starts publishing `store` to `url` after every sweep that wrote.
+pub fn follow(
+    store: &Arc<crate::store::Store>,
+    url: &str,
+    name: Option<&str>,
+) -> anyhow::Result<crate::remote::follow::Follower> {
+    let ident = hostid::identity(store.dir(), name)?;
+    let remote = Remote::connect(url, Duration::from_secs(60))?;
+    eprintln!(
+        "recall: publishing to {url} as {} ({})",
+        ident.name, ident.id
+    );
+    Ok(crate::remote::follow::spawn(
+        store.clone(),
+        remote,
+        ident,
+        Duration::from_secs(5),
+    ))
 }

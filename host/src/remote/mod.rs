@@ -9,6 +9,7 @@
 //! last and names only objects already uploaded.
 
 pub mod fetch;
+pub mod follow;
 pub mod hostid;
 pub mod layout;
 pub mod local;
