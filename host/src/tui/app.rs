@@ -639,7 +639,6 @@ mod tests {
             locator: Locator::ExternalRecordId {
                 record_id: id.into(),
             },
-            host: None,
         };
         a.open(vec![entry("0"), entry("1"), entry("2")]);
         assert_eq!(a.focus, Focus::Session);
