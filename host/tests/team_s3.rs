@@ -489,6 +489,73 @@ fn team_search_equals_one_index_over_the_union_and_survives_failing_storage() {
         .iter()
         .all(|s| s.host.as_ref().is_some_and(|h| h.id == ids[2])));
 
+    // A cleared store is a new incarnation: `recall serve --publish`
+    // re-indexes it and publishes the new store id; answers are unchanged.
+    let before = manifest(&homes[1]).expect("m");
+    let (old, count) = (before.store_id.clone(), before.sessions.len());
+    run_ok(&homes[1], &["clear"], 0);
+    let mut serve = recall(&homes[1]);
+    for (k, v) in weed.env() {
+        serve.env(k, v);
+    }
+    let mut serve = serve
+        .args([
+            "--now",
+            &NOW.to_string(),
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+            "--no-demo",
+        ])
+        .args(["--publish", URL])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("recall serve --publish");
+    let started = std::time::Instant::now();
+    let republished = loop {
+        let c = team
+            .rt
+            .block_on(recall_host::remote::fetch::catalog(&team.remote, &ids[1]));
+        let local = manifest(&homes[1]);
+        let done = |c: &recall_host::remote::layout::RemoteCatalog| {
+            local.as_ref().is_some_and(|m| {
+                m.sessions.len() == count && m.store_id == c.store_id && m.revision == c.revision
+            })
+        };
+        match c {
+            Ok(c) if c.store_id != old && done(&c) => break c,
+            _ if started.elapsed() > Duration::from_secs(90) => {
+                let _ = serve.kill();
+                panic!("serve --publish did not publish the new incarnation");
+            }
+            _ => std::thread::sleep(Duration::from_millis(300)),
+        }
+    };
+    let _ = serve.kill();
+    let _ = serve.wait();
+    assert_eq!(
+        republished.store_id,
+        manifest(&homes[1]).expect("m").store_id
+    );
+    let q = Request {
+        q: Some("error".into()),
+        limit: Some("100".into()),
+        ..Request::default()
+    };
+    let r = team.search(&q).expect("search");
+    assert_eq!(
+        comparable(&r, &all_homes),
+        comparable(&single(&one, &q).expect("one"), &all_homes)
+    );
+    let h1 = r
+        .hosts
+        .iter()
+        .flatten()
+        .find(|h| h.id == ids[1])
+        .expect("host 1");
+    assert_eq!(h1.store_id.as_deref(), Some(republished.store_id.as_str()));
+
     // A full reference answer, to judge partial answers by.
     let wide = Request {
         q: Some("the".into()),
@@ -522,8 +589,8 @@ fn team_search_equals_one_index_over_the_union_and_survives_failing_storage() {
     let snap = layout::snapshot(
         "teams/t1",
         &ids[1],
-        &manifest(&homes[1]).expect("m").store_id,
-        1,
+        &republished.store_id,
+        republished.revision,
     );
     let keep = team.rt.block_on(async {
         team.remote
