@@ -467,6 +467,50 @@ fn team_search_equals_one_index_over_the_union_and_survives_failing_storage() {
     let mut direct = team.search(&q).expect("search");
     (via_cli.took_ms, direct.took_ms) = (0, 0);
     assert_eq!(via_cli, direct);
+    // `recall serve --remote` answers HTTP searches over the union.
+    let mut srv = recall(&homes[0]);
+    for (k, v) in weed.env() {
+        srv.env(k, v);
+    }
+    let mut srv = srv
+        .args([
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+            "--no-demo",
+            "--no-index",
+            "--remote",
+            URL,
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("recall serve --remote");
+    let addr = {
+        use std::io::BufRead;
+        let mut lines = std::io::BufReader::new(srv.stderr.take().expect("stderr")).lines();
+        loop {
+            let line = lines
+                .next()
+                .expect("serve says where it listens")
+                .expect("stderr");
+            if let Some(rest) = line.split("serving http://").nth(1) {
+                std::thread::spawn(move || for _ in lines {});
+                break rest.split_whitespace().next().expect("addr").to_string();
+            }
+        }
+    };
+    let (status, body) = team_support::get(&addr, "/api/sessions/message-search?q=the&limit=7");
+    let _ = srv.kill();
+    let _ = srv.wait();
+    assert_eq!(status, 200, "{body}");
+    let mut via_http: Response = serde_json::from_str(&body).expect("json");
+    via_http.took_ms = 0;
+    assert_eq!(
+        via_http, direct,
+        "serve --remote answers like search --remote"
+    );
+
     // A host filter by name keeps only that host.
     let out = cli(
         &homes[0],

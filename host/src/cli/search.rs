@@ -132,7 +132,9 @@ pub fn run(g: &Globals, a: SearchArgs) -> anyhow::Result<Found> {
     let remote = match a.via {
         Via::Local => None,
         _ => super::daemon::find(ctx.store.dir())
-            .and_then(|addr| super::daemon::search(addr, &request)),
+            .and_then(|addr| super::daemon::search(addr, &request))
+            // A `serve --remote` daemon answers for the team: not this search.
+            .filter(|r| r.hosts.is_none()),
     };
     let response = match (remote, a.via) {
         (Some(r), _) => r,

@@ -1,6 +1,7 @@
 //! `recall search --remote s3://…`: this store plus every host published
 //! under the prefix (`remote::union`), with the CLI's unlimited budgets;
-//! and `recall serve --publish s3://…` (`remote::follow`).
+//! `recall serve --publish s3://…` (`remote::follow`) and `--remote`
+//! (`remote::serve`).
 
 use super::Context;
 use crate::arena::Arena;
@@ -75,4 +76,19 @@ pub fn follow(
         ident,
         Duration::from_secs(5),
     ))
+}
+
+/// `recall serve --remote`: `inner` with its searches over the union.
+pub fn backend(
+    inner: Arc<dyn crate::http::backend::Backend>,
+    local: StoreCatalog,
+    url: &str,
+    name: Option<&str>,
+) -> anyhow::Result<Arc<dyn crate::http::backend::Backend>> {
+    let ident = hostid::identity(local.store().dir(), name)?;
+    let remote = Remote::connect(url, Duration::from_secs(10))?;
+    eprintln!("recall: searches also cover the hosts published under {url}");
+    Ok(Arc::new(crate::remote::serve::TeamBackend::new(
+        inner, local, ident, remote,
+    )?))
 }

@@ -74,6 +74,18 @@ pub trait Backend: Send + Sync + 'static {
         false
     }
 
+    /// Team search (`recall serve --remote`): answers the search itself
+    /// (this host plus the hosts of a bucket); `None` = search
+    /// [`Backend::catalog`] as usual.
+    fn team_search(
+        &self,
+        query: &recall_core::Query,
+        budgets: recall_core::Budgets,
+    ) -> Option<Result<recall_core::Response, recall_core::QueryError>> {
+        let _ = (query, budgets);
+        None
+    }
+
     /// Re-reads one session from its source files (for `locate`). Reads only
     /// the files listed in the entry. `Ok(None)` = the files no longer yield
     /// this session.

@@ -14,6 +14,7 @@ pub mod hostid;
 pub mod layout;
 pub mod local;
 pub mod publish;
+pub mod serve;
 pub mod union;
 
 use object_store::aws::AmazonS3Builder;

@@ -44,7 +44,10 @@ async fn run(st: AppState, q: Result<QueryPairs, ApiError>) -> Result<Response, 
             budgets: Budgets::default(),
             building: backend.building(),
         };
-        let mut response = core_search(&query, &env)?;
+        let mut response = match backend.team_search(&query, Budgets::default()) {
+            Some(r) => r?,
+            None => core_search(&query, &env)?,
+        };
         response.took_ms = clock();
         serde_json::to_string(&response).map_err(|e| ApiError::internal(e.to_string()))
     })
