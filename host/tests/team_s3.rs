@@ -753,3 +753,107 @@ fn team_search_equals_one_index_over_the_union_and_survives_failing_storage() {
     assert_eq!(r.partial_reason, Some(PartialReason::Hosts));
     judge(&r);
 }
+
+fn publish_json(home: &Path, weed: &Weed, url: &str, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec!["publish", url, "--json"];
+    args.extend_from_slice(extra);
+    let out = cli(home, weed, &args);
+    assert!(
+        out.status.success(),
+        "publish: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("report")
+}
+
+#[test]
+fn publish_collects_what_expired_past_the_grace() {
+    let Some(weed) = Weed::start("recall-gc") else {
+        return;
+    };
+    let url = "s3://recall-gc/p";
+    let home = temp_dir("team-gc");
+    let f = write_session(&home, 1, 3, 200);
+    write_session(&home, 2, 3, 200);
+    run_ok(&home, &["index"], 0);
+    let first = publish_json(&home, &weed, url, &["--grace-secs", "0"]);
+    assert_eq!(first["deleted"]["generations"], 0);
+    let before = manifest(&home).expect("m");
+    let old_gen = before.sessions[&session_key(1)].generation_file.clone();
+    // The session grows: a new generation and a new catalog revision.
+    {
+        use std::io::Write;
+        let line = pi_message(
+            "00010006",
+            Some("00010005"),
+            "user",
+            "appended zebrafinch",
+            1_790_003_700_000,
+        );
+        let mut w = fs::OpenOptions::new().append(true).open(&f).expect("open");
+        w.write_all(line.as_bytes()).expect("append");
+    }
+    run_ok(&home, &["index"], 0);
+    let after = manifest(&home).expect("m");
+    assert_ne!(after.sessions[&session_key(1)].generation_file, old_gen);
+    // Within the grace nothing goes; past it, the superseded snapshot and
+    // the generation only it named do.
+    let kept = publish_json(&home, &weed, url, &[]);
+    assert_eq!(
+        kept["deleted"],
+        serde_json::json!({"snapshots": 0, "generations": 0, "segments": 0})
+    );
+    let gone = publish_json(&home, &weed, url, &["--grace-secs", "0"]);
+    assert!(gone["deleted"]["snapshots"].as_u64() >= Some(1), "{gone}");
+    assert!(gone["deleted"]["generations"].as_u64() >= Some(1), "{gone}");
+    let id = gone["host_id"].as_str().expect("id").to_string();
+    let remote = Remote::connect_with(url, Duration::from_secs(5), weed.env()).expect("remote");
+    let rt = recall_host::remote::runtime().expect("rt");
+    let exists =
+        |key: String| rt.block_on(async { remote.store.head(&ObjPath::from(key)).await.is_ok() });
+    let gens = layout::generations("p", &id);
+    assert!(
+        !exists(format!("{gens}/{old_gen}")),
+        "the old generation is collected"
+    );
+    for e in after.sessions.values() {
+        assert!(
+            exists(format!("{gens}/{}", e.generation_file)),
+            "a live generation stays"
+        );
+    }
+    assert!(!exists(layout::snapshot(
+        "p",
+        &id,
+        &before.store_id,
+        before.revision
+    )));
+    assert!(exists(layout::snapshot(
+        "p",
+        &id,
+        &after.store_id,
+        after.revision
+    )));
+    // And the team still finds the new text.
+    let viewer = temp_dir("team-gc-viewer");
+    let out = cli(
+        &viewer,
+        &weed,
+        &[
+            "search",
+            "--no-refresh",
+            "--remote",
+            url,
+            "--json",
+            "zebrafinch",
+        ],
+    );
+    let r: Response = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(
+        r.sessions.len(),
+        1,
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(r.sessions[0].session_key, session_key(1));
+}

@@ -19,6 +19,10 @@ pub struct PublishArgs {
     /// Uploads at a time.
     #[arg(long, default_value_t = 8)]
     pub concurrency: usize,
+    /// Seconds a superseded catalog snapshot (and what only it names) stays
+    /// in the bucket, so cursors stay servable (default: the store's grace).
+    #[arg(long, value_name = "SECS", default_value_t = crate::store::snapshots::GRACE_MS / 1000)]
+    pub grace_secs: i64,
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
@@ -36,6 +40,7 @@ pub fn run(g: &Globals, a: PublishArgs) -> anyhow::Result<Found> {
         &ident,
         a.concurrency,
         ctx.now_ms,
+        a.grace_secs.max(0) * 1000,
     ))?;
     if a.json {
         outln!("{}", serde_json::to_string(&report)?)?;

@@ -56,7 +56,14 @@ pub fn spawn(store: Arc<Store>, remote: Remote, ident: HostIdentity, every: Dura
                         let ms = std::time::SystemTime::now()
                             .duration_since(std::time::UNIX_EPOCH)
                             .map_or(0, |d| d.as_millis() as i64);
-                        match rt.block_on(publish::publish(&remote, &store, &ident, 8, ms)) {
+                        match rt.block_on(publish::publish(
+                            &remote,
+                            &store,
+                            &ident,
+                            8,
+                            ms,
+                            crate::store::snapshots::GRACE_MS,
+                        )) {
                             Ok(r) => {
                                 tracing::info!(
                                     "team publish: revision {} ({} uploaded, {} skipped)",

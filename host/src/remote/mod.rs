@@ -10,6 +10,7 @@
 
 pub mod fetch;
 pub mod follow;
+pub mod gc;
 pub mod hostid;
 pub mod layout;
 pub mod local;

@@ -32,6 +32,8 @@ pub struct PublishReport {
     pub skipped: usize,
     /// Bytes uploaded (objects and catalog).
     pub bytes: u64,
+    /// What the collection after it deleted.
+    pub deleted: super::gc::GcReport,
 }
 
 /// Names of the objects directly under `dir`.
@@ -48,13 +50,15 @@ async fn list_names(remote: &Remote, dir: &str) -> Result<HashSet<String>, Remot
 }
 
 /// Publishes `store`'s current snapshot as host `ident`, at most
-/// `concurrency` uploads at a time.
+/// `concurrency` uploads at a time, then collects what expired past
+/// `grace_ms` (`gc.rs`).
 pub async fn publish(
     remote: &Remote,
     store: &Store,
     ident: &HostIdentity,
     concurrency: usize,
     now_ms: i64,
+    grace_ms: i64,
 ) -> Result<PublishReport, RemoteError> {
     let snap = local::snapshot(store)?;
     let p = &remote.prefix;
@@ -136,6 +140,7 @@ pub async fn publish(
         published_ms: now_ms,
     };
     let body = serde_json::to_vec(&catalog).map_err(|e| RemoteError::Invalid(e.to_string()))?;
+    let segments = catalog.segments.clone();
     report.bytes += body.len() as u64;
     remote
         .store
@@ -144,5 +149,6 @@ pub async fn publish(
             PutPayload::from(body),
         )
         .await?;
+    report.deleted = super::gc::collect(remote, &ident.id, m, &segments, grace_ms).await?;
     Ok(report)
 }
