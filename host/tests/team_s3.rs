@@ -834,6 +834,19 @@ fn publish_collects_what_expired_past_the_grace() {
         &after.store_id,
         after.revision
     )));
+    // A publish killed half-way left some objects out: the next one uploads
+    // exactly those (content names make the rest a skip).
+    let live = &after.sessions[&session_key(2)].generation_file;
+    rt.block_on(async {
+        remote
+            .store
+            .delete(&ObjPath::from(format!("{gens}/{live}")))
+            .await
+            .expect("delete")
+    });
+    let resumed = publish_json(&home, &weed, url, &[]);
+    assert_eq!(resumed["uploaded"], 1, "{resumed}");
+    assert!(exists(format!("{gens}/{live}")));
     // And the team still finds the new text.
     let viewer = temp_dir("team-gc-viewer");
     let out = cli(
