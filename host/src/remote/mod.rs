@@ -1,7 +1,9 @@
 //! Team search through S3-compatible object storage (issue #17): the bucket
-//! connection and its errors. `publish` uploads this host's objects,
-//! `fetch` reads other hosts' (through a local content-named cache), and
-//! `union` searches this host plus every host under a prefix.
+//! connection and its errors. `local` is the one reader of this store's
+//! layout, `hostid` its identity, `publish` uploads (and `gc` collects) this
+//! host's objects, `follow` republishes from `recall serve`, `fetch` reads
+//! other hosts' (through a local content-named cache), `union` searches this
+//! host plus every host under a prefix, and `serve` puts that behind HTTP.
 //!
 //! Object layout under `s3://bucket/prefix` (see ARCHITECTURE.md "Team
 //! search"): `hosts/<host-id>/{generations/<hash16>.json, segments/<hash16>.seg,

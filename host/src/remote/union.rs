@@ -72,6 +72,9 @@ struct Want {
 
 const TEAM: &str = "team:";
 
+/// Generations fetched at once before a scan.
+const PREFETCH: usize = 8;
+
 fn union_id(parts: &[Want]) -> String {
     let list: Vec<String> = parts
         .iter()
@@ -391,6 +394,42 @@ impl UnionCatalog {
         })
     }
 
+    /// Fetches, in parallel (the host bound, each within the deadline), the
+    /// remote generations of the first candidates in scan order — about what
+    /// a page needs — into the cache, so the scan does not wait for them one
+    /// by one. Failures are left for the scan's own load to report.
+    fn prefetch(&self, query: &Query) {
+        let Some(remote) = &self.remote else {
+            return;
+        };
+        let plan = recall_core::plan::candidates(query, &self.manifest, self);
+        let want: Vec<(String, String)> = plan
+            .iter()
+            .filter_map(|c| {
+                let part = &self.parts[*self.owner.get(c.key)?];
+                (!part.local).then(|| (part.host.id.clone(), c.entry.generation_file.clone()))
+            })
+            .take(query.limit * 2 + 8)
+            .collect();
+        if want.is_empty() {
+            return;
+        }
+        let limit = Arc::new(Semaphore::new(PREFETCH));
+        let deadline = self.deadline;
+        self.rt.block_on(async {
+            let mut tasks = tokio::task::JoinSet::new();
+            for (host, name) in want {
+                let (remote, cache, limit) = (remote.clone(), self.cache.clone(), limit.clone());
+                tasks.spawn(async move {
+                    let _slot = limit.acquire_owned().await;
+                    let _ = tokio::time::timeout(deadline, cache.generation(&remote, &host, &name))
+                        .await;
+                });
+            }
+            while tasks.join_next().await.is_some() {}
+        });
+    }
+
     /// Runs a §4 search over the union and stamps hosts on the answer.
     pub fn search(
         &self,
@@ -398,6 +437,7 @@ impl UnionCatalog {
         building: bool,
         budgets: Budgets,
     ) -> Result<Response, QueryError> {
+        self.prefetch(query);
         let started = Instant::now();
         let clock = move || started.elapsed().as_millis() as u64;
         let env = SearchEnv {
