@@ -26,12 +26,7 @@ pub fn search(
         ctx.refresh();
     }
     let opts = TeamOptions {
-        hosts: hosts.map(|h| {
-            h.split(',')
-                .map(|s| s.trim().to_string())
-                .filter(|s| !s.is_empty())
-                .collect()
-        }),
+        hosts: hosts.map(crate::remote::union::host_list),
         ..TeamOptions::default()
     };
     let ident = hostid::identity(ctx.store.dir(), None)?;

@@ -75,14 +75,16 @@ pub trait Backend: Send + Sync + 'static {
     }
 
     /// Team search (`recall serve --remote`): answers the search itself
-    /// (this host plus the hosts of a bucket); `None` = search
+    /// (this host plus the hosts of a bucket; `host` = the request's `host`
+    /// parameter, a comma list of host ids or names); `None` = search
     /// [`Backend::catalog`] as usual.
     fn team_search(
         &self,
         query: &recall_core::Query,
+        host: Option<&str>,
         budgets: recall_core::Budgets,
     ) -> Option<Result<recall_core::Response, recall_core::QueryError>> {
-        let _ = (query, budgets);
+        let _ = (query, host, budgets);
         None
     }
 

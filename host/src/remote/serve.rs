@@ -97,16 +97,25 @@ impl Backend for TeamBackend {
         self.inner.reextract(key, entry)
     }
 
-    fn team_search(&self, query: &Query, budgets: Budgets) -> Option<Result<Response, QueryError>> {
+    fn team_search(
+        &self,
+        query: &Query,
+        host: Option<&str>,
+        budgets: Budgets,
+    ) -> Option<Result<Response, QueryError>> {
         let rt = self.rt.as_ref()?.handle().clone();
         let building = self.inner.building();
+        let opts = TeamOptions {
+            hosts: host.map(super::union::host_list),
+            ..self.opts.clone()
+        };
         let run = || {
             let cat = UnionCatalog::open(
                 self.local.clone(),
                 &self.ident,
                 Some(self.remote.clone()),
                 rt,
-                &self.opts,
+                &opts,
                 query,
             )?;
             cat.search(query, building, budgets)

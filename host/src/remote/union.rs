@@ -141,6 +141,14 @@ fn unavailable(id: &str, name: &str, reason: String) -> HostCoverage {
     }
 }
 
+/// A `host` filter value: comma list of ids or names.
+pub fn host_list(s: &str) -> Vec<String> {
+    s.split(',')
+        .map(|x| x.trim().to_string())
+        .filter(|x| !x.is_empty())
+        .collect()
+}
+
 fn wanted(filter: &Option<Vec<String>>, host: &HostRef) -> bool {
     filter
         .as_ref()

@@ -44,7 +44,8 @@ async fn run(st: AppState, q: Result<QueryPairs, ApiError>) -> Result<Response, 
             budgets: Budgets::default(),
             building: backend.building(),
         };
-        let mut response = match backend.team_search(&query, Budgets::default()) {
+        let host = super::param(&pairs, "host");
+        let mut response = match backend.team_search(&query, host, Budgets::default()) {
             Some(r) => r?,
             None => core_search(&query, &env)?,
         };
