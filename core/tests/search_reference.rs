@@ -256,6 +256,7 @@ fn reference(index: &MemIndex, shards: &[Shard], req: &Request) -> Vec<SessionHi
                     snippet_offset_bytes: s as u64,
                     ranges: merged,
                     locator: r.locator.clone(),
+                    host: None,
                 }
             })
             .collect();
@@ -275,6 +276,7 @@ fn reference(index: &MemIndex, shards: &[Shard], req: &Request) -> Vec<SessionHi
                 source_gone: entry.source_gone,
                 resume: meta.resume.clone(),
                 hits,
+                host: None,
             },
         ));
     }

@@ -10,6 +10,7 @@ pub mod fuzzing;
 pub mod http;
 pub mod index;
 pub mod mcp;
+pub mod remote;
 pub mod report;
 pub mod store;
 pub mod tui;

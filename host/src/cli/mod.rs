@@ -16,6 +16,7 @@ mod demo;
 mod export;
 mod index;
 mod mcp;
+mod publish;
 mod render;
 mod report;
 mod search;
@@ -25,6 +26,7 @@ mod show;
 mod show_page;
 mod show_query;
 mod status;
+mod team;
 pub(crate) mod timefmt;
 mod trace;
 mod tui;
@@ -69,6 +71,8 @@ pub enum Command {
     Index(index::IndexArgs),
     /// Search every conversation (words are joined with single spaces into q).
     Search(search::SearchArgs),
+    /// Upload this store's index for team search: recall publish s3://bucket/prefix.
+    Publish(publish::PublishArgs),
     /// List sessions, newest first.
     Sessions(sessions::SessionsArgs),
     /// Print one session's records in order.
@@ -154,6 +158,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Found> {
     match cli.command {
         Command::Index(a) => index::run(g, a),
         Command::Search(a) => search::run(g, a),
+        Command::Publish(a) => publish::run(g, a),
         Command::Sessions(a) => sessions::run(g, a),
         Command::Show(a) => show::run(g, a),
         Command::Trace(a) => trace::run(g, a),

@@ -90,6 +90,9 @@ fn heading(s: &SessionHits, style: &Style) -> String {
         h.push_str(&style.paint("1", &sanitize(t)));
     }
     let mut info = Vec::new();
+    if let Some(host) = &s.host {
+        info.push(format!("@{}", sanitize(&host.name)));
+    }
     if let Some(c) = &s.cwd {
         info.push(sanitize(c));
     }
@@ -153,6 +156,9 @@ pub fn print(r: &Response, color: bool) -> io::Result<()> {
         (State::Partial, Some(PartialReason::Timeout)) => {
             eprintln!("recall: partial results: the scan deadline passed before every session was searched")
         }
+        (State::Partial, Some(PartialReason::Hosts)) => {
+            eprintln!("recall: partial results: some hosts could not be read (see --json hosts)")
+        }
         (State::Partial, _) => {
             eprintln!("recall: partial results: the load budget was spent; the cursor continues")
         }
@@ -188,6 +194,7 @@ mod tests {
             locator: Locator::ExternalRecordId {
                 record_id: "r".into(),
             },
+            host: None,
         }
     }
 
@@ -214,6 +221,7 @@ mod tests {
             source_gone: false,
             resume: None,
             hits: vec![],
+            host: None,
         };
         let out = heading(&s, &Style { on: false });
         assert!(!out.contains('\x1b') && !out.contains('\x07'), "{out:?}");

@@ -73,6 +73,12 @@ pub struct SearchArgs {
     /// never through it.
     #[arg(long, value_enum, default_value_t = Via::Auto, hide = true)]
     pub via: Via,
+    /// Team search: also every host published under s3://bucket/prefix.
+    #[arg(long, value_name = "S3_URL")]
+    pub remote: Option<String>,
+    /// Team search: only these hosts (comma list of ids or names).
+    #[arg(long, requires = "remote")]
+    pub host: Option<String>,
 }
 
 /// Where `recall search` answers from.
@@ -112,10 +118,23 @@ pub fn run(g: &Globals, a: SearchArgs) -> anyhow::Result<Found> {
     // Parsed once, here: a bad request fails before touching the index.
     let query = request.parse().map_err(|e| fail(&a, &e))?;
     let ctx = Context::new(g)?;
+    if let Some(url) = &a.remote {
+        let r = super::team::search(&ctx, url, a.host.as_deref(), !a.no_refresh, &query);
+        return finish(
+            &ctx,
+            &a,
+            r.map_err(|e| match e.downcast::<QueryError>() {
+                Ok(q) => fail(&a, &q),
+                Err(e) => e,
+            })?,
+        );
+    }
     let remote = match a.via {
         Via::Local => None,
         _ => super::daemon::find(ctx.store.dir())
-            .and_then(|addr| super::daemon::search(addr, &request)),
+            .and_then(|addr| super::daemon::search(addr, &request))
+            // A `serve --remote` daemon answers for the team: not this search.
+            .filter(|r| r.hosts.is_none()),
     };
     let response = match (remote, a.via) {
         (Some(r), _) => r,
@@ -137,8 +156,16 @@ pub fn run(g: &Globals, a: SearchArgs) -> anyhow::Result<Found> {
             }
         }
     };
-    if response.sessions.is_empty() && ctx.store.current()?.sessions.is_empty() {
-        empty_index(&ctx);
+    finish(&ctx, &a, response)
+}
+
+/// Prints the answer.
+fn finish(ctx: &Context, a: &SearchArgs, response: recall_core::Response) -> anyhow::Result<Found> {
+    if response.sessions.is_empty()
+        && ctx.store.current()?.sessions.is_empty()
+        && a.remote.is_none()
+    {
+        empty_index(ctx);
     }
     if a.json {
         outln!("{}", serde_json::to_string(&response)?)?;

@@ -47,6 +47,15 @@ pub struct ServeArgs {
     /// instead of the bundled demo home.
     #[arg(long)]
     pub no_demo: bool,
+    /// Team search: publish this store to s3://bucket/prefix after every sweep that wrote.
+    #[arg(long, value_name = "S3_URL")]
+    pub publish: Option<String>,
+    /// Team search: searches over HTTP also cover every host published under s3://bucket/prefix.
+    #[arg(long, value_name = "S3_URL")]
+    pub remote: Option<String>,
+    /// Team search: this host's name (default: the hostname; remembered).
+    #[arg(long, value_name = "NAME")]
+    pub host_name: Option<String>,
 }
 
 impl ServeArgs {
@@ -154,7 +163,13 @@ pub fn serve_home(
         store.clone(),
         Arc::new(Arena::new(a.arena_mib.max(1) << 20)),
     );
-    let backend = Arc::new(StoreBackend::new(indexer, catalog, !a.no_index).serving_demo(demo));
+    let local = catalog.clone();
+    let backend: Arc<dyn crate::http::backend::Backend> =
+        Arc::new(StoreBackend::new(indexer, catalog, !a.no_index).serving_demo(demo));
+    let backend = match &a.remote {
+        Some(url) => super::team::backend(backend, local, url, a.host_name.as_deref())?,
+        None => backend,
+    };
     let options = a.options()?;
     let needs_token = options.security.token.is_some();
     let server = Server::start(backend, options).map_err(bind_hint)?;
@@ -177,6 +192,10 @@ pub fn serve_home(
     }
     // `recall search` on this store answers through this daemon.
     let _advert = super::daemon::advertise(store.dir(), server.addr(), needs_token);
+    let _publisher = match &a.publish {
+        Some(url) => Some(super::team::follow(&store, url, a.host_name.as_deref())?),
+        None => None,
+    };
     server.wait();
     Ok(Found::Yes)
 }

@@ -74,6 +74,20 @@ pub trait Backend: Send + Sync + 'static {
         false
     }
 
+    /// Team search (`recall serve --remote`): answers the search itself
+    /// (this host plus the hosts of a bucket; `host` = the request's `host`
+    /// parameter, a comma list of host ids or names); `None` = search
+    /// [`Backend::catalog`] as usual.
+    fn team_search(
+        &self,
+        query: &recall_core::Query,
+        host: Option<&str>,
+        budgets: recall_core::Budgets,
+    ) -> Option<Result<recall_core::Response, recall_core::QueryError>> {
+        let _ = (query, host, budgets);
+        None
+    }
+
     /// Re-reads one session from its source files (for `locate`). Reads only
     /// the files listed in the entry. `Ok(None)` = the files no longer yield
     /// this session.

@@ -522,6 +522,7 @@ mod tests {
             locator: Locator::ExternalRecordId {
                 record_id: id.into(),
             },
+            host: None,
         }
     }
 

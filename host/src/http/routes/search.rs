@@ -44,7 +44,11 @@ async fn run(st: AppState, q: Result<QueryPairs, ApiError>) -> Result<Response, 
             budgets: Budgets::default(),
             building: backend.building(),
         };
-        let mut response = core_search(&query, &env)?;
+        let host = super::param(&pairs, "host");
+        let mut response = match backend.team_search(&query, host, Budgets::default()) {
+            Some(r) => r?,
+            None => core_search(&query, &env)?,
+        };
         response.took_ms = clock();
         serde_json::to_string(&response).map_err(|e| ApiError::internal(e.to_string()))
     })

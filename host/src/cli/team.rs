@@ -1,0 +1,89 @@
+//! `recall search --remote s3://…`: this store plus every host published
+//! under the prefix (`remote::union`), with the CLI's unlimited budgets;
+//! `recall serve --publish s3://…` (`remote::follow`) and `--remote`
+//! (`remote::serve`).
+
+use super::Context;
+use crate::arena::Arena;
+use crate::catalog::StoreCatalog;
+use crate::remote::union::{TeamOptions, UnionCatalog};
+use crate::remote::{self, hostid, Remote};
+use recall_core::query::Query;
+use recall_core::search::Budgets;
+use recall_core::Response;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Searches the union; a `QueryError` comes back inside the `anyhow::Error`.
+pub fn search(
+    ctx: &Context,
+    url: &str,
+    hosts: Option<&str>,
+    refresh: bool,
+    query: &Query,
+) -> anyhow::Result<Response> {
+    if refresh {
+        ctx.refresh();
+    }
+    let opts = TeamOptions {
+        hosts: hosts.map(crate::remote::union::host_list),
+        ..TeamOptions::default()
+    };
+    let ident = hostid::identity(ctx.store.dir(), None)?;
+    let remote = Remote::connect(url, Duration::from_secs(10))?;
+    let rt = remote::runtime()?;
+    let local = StoreCatalog::new(ctx.store.clone(), Arc::new(Arena::default()));
+    let building = !ctx.indexer.backfilled();
+    let budgets = Budgets {
+        scan_ms: u64::MAX,
+        fresh_bytes: u64::MAX,
+        ..Budgets::default()
+    };
+    let catalog = UnionCatalog::open(
+        local,
+        &ident,
+        Some(Arc::new(remote)),
+        rt.handle().clone(),
+        &opts,
+        query,
+    )?;
+    let r = catalog.search(query, building, budgets)?;
+    drop(catalog);
+    rt.shutdown_timeout(Duration::from_secs(1));
+    Ok(r)
+}
+
+/// Starts publishing `store` to `url` after every sweep that wrote.
+pub fn follow(
+    store: &Arc<crate::store::Store>,
+    url: &str,
+    name: Option<&str>,
+) -> anyhow::Result<crate::remote::follow::Follower> {
+    let ident = hostid::identity(store.dir(), name)?;
+    let remote = Remote::connect(url, Duration::from_secs(60))?;
+    eprintln!(
+        "recall: publishing to {url} as {} ({})",
+        ident.name, ident.id
+    );
+    Ok(crate::remote::follow::spawn(
+        store.clone(),
+        remote,
+        ident,
+        Duration::from_secs(5),
+    ))
+}
+
+/// `recall serve --remote`: `inner` with its searches over the union.
+pub fn backend(
+    inner: Arc<dyn crate::http::backend::Backend>,
+    local: StoreCatalog,
+    url: &str,
+    name: Option<&str>,
+) -> anyhow::Result<Arc<dyn crate::http::backend::Backend>> {
+    let ident = hostid::identity(local.store().dir(), name)?;
+    let remote = Remote::connect(url, Duration::from_secs(10))?;
+    eprintln!("recall: searches also cover the hosts published under {url}");
+    Ok(Arc::new(crate::remote::serve::TeamBackend::new(
+        inner, local, ident, remote,
+    )?))
+}

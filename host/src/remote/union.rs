@@ -1,0 +1,589 @@
+//! Union search: this host plus every host under a team prefix, as one
+//! `recall_core::Catalog`. Per remote host it reads the catalog, the catalog
+//! snapshot, the live segments (cached by content name), and then only the
+//! generations the core asks for (candidates). The union manifest is the
+//! union of the hosts' manifests, so the core's answer is the one a single
+//! index over the union would give; each session and hit is then stamped with
+//! the host it came from (the folder read, never the object's content).
+//!
+//! The union's store id names every host part (`team:<id>=<store>@<rev>,…`),
+//! so a cursor carries each host's store id and revision: a later page
+//! reads the same snapshots, and a host whose snapshot is gone expires the
+//! cursor (410). A host that cannot be read is left out of the answer and
+//! listed in `hosts` as unavailable (`state: partial`, `partial_reason:
+//! "hosts"`).
+
+use super::fetch::{self, Cache, Failure};
+use super::hostid::HostIdentity;
+use super::Remote;
+use crate::arena::Arena;
+use crate::catalog::StoreCatalog;
+use base64::Engine;
+use recall_core::error::ErrorCode;
+use recall_core::model::{Manifest, ManifestEntry};
+use recall_core::query::{Query, QueryError};
+use recall_core::response::{HostCoverage, HostRef, PartialReason, State};
+use recall_core::search::{Budgets, Catalog, LoadedShard, SearchEnv};
+use recall_core::{CatalogError, LoadError, Response, Segment, SegmentSet, ShardGrams};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::runtime::Handle;
+use tokio::sync::Semaphore;
+
+/// How a team search reaches other hosts.
+#[derive(Clone, Debug)]
+pub struct TeamOptions {
+    /// Hosts fetched at once.
+    pub parallel: usize,
+    /// Per host: the time to read its catalog and segments; per generation:
+    /// the time to fetch it.
+    pub deadline: Duration,
+    /// Only these hosts (ids or names); `None` = all.
+    pub hosts: Option<Vec<String>>,
+}
+
+impl Default for TeamOptions {
+    fn default() -> TeamOptions {
+        TeamOptions {
+            parallel: 8,
+            deadline: Duration::from_secs(20),
+            hosts: None,
+        }
+    }
+}
+
+/// One host's part of the union.
+#[derive(Clone, Debug)]
+struct Part {
+    host: HostRef,
+    manifest: Arc<Manifest>,
+    segments: Vec<Arc<Segment>>,
+    local: bool,
+}
+
+/// A host part named by a union store id.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Want {
+    id: String,
+    store_id: String,
+    revision: u64,
+}
+
+const TEAM: &str = "team:";
+
+/// Generations fetched at once before a scan.
+const PREFETCH: usize = 8;
+
+fn union_id(parts: &[Want]) -> String {
+    let list: Vec<String> = parts
+        .iter()
+        .map(|w| format!("{}={}@{}", w.id, w.store_id, w.revision))
+        .collect();
+    format!("{TEAM}{}", list.join(","))
+}
+
+fn parse_union_id(s: &str) -> Option<Vec<Want>> {
+    let rest = s.strip_prefix(TEAM)?;
+    if rest.is_empty() {
+        return Some(Vec::new());
+    }
+    rest.split(',')
+        .map(|p| {
+            let (id, at) = p.split_once('=')?;
+            let (store_id, rev) = at.rsplit_once('@')?;
+            Some(Want {
+                id: id.to_string(),
+                store_id: store_id.to_string(),
+                revision: rev.parse().ok()?,
+            })
+        })
+        .collect()
+}
+
+/// The union store id and revision a cursor names, if it is a team cursor.
+fn cursor_union(cursor: &str) -> Option<(String, u64, Vec<Want>)> {
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(cursor)
+        .ok()?;
+    let v: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+    let store = v.get("store")?.as_str()?.to_string();
+    let rev = v.get("rev")?.as_u64()?;
+    let wants = parse_union_id(&store)?;
+    Some((store, rev, wants))
+}
+
+/// This host plus the hosts under a prefix, as one catalog.
+pub struct UnionCatalog {
+    local: StoreCatalog,
+    remote: Option<Arc<Remote>>,
+    cache: Cache,
+    rt: Handle,
+    deadline: Duration,
+    arena: Arc<Arena>,
+    manifest: Arc<Manifest>,
+    parts: Vec<Part>,
+    owner: HashMap<String, usize>,
+    set: Option<Arc<SegmentSet>>,
+    status: Vec<HostCoverage>,
+    failures: Mutex<BTreeMap<String, String>>,
+}
+
+fn unavailable(id: &str, name: &str, reason: String) -> HostCoverage {
+    HostCoverage {
+        id: id.to_string(),
+        name: name.to_string(),
+        state: "unavailable".to_string(),
+        reason: Some(reason),
+        store_id: None,
+        revision: None,
+        sessions: 0,
+    }
+}
+
+/// A `host` filter value: comma list of ids or names.
+pub fn host_list(s: &str) -> Vec<String> {
+    s.split(',')
+        .map(|x| x.trim().to_string())
+        .filter(|x| !x.is_empty())
+        .collect()
+}
+
+fn wanted(filter: &Option<Vec<String>>, host: &HostRef) -> bool {
+    filter
+        .as_ref()
+        .is_none_or(|f| f.iter().any(|x| *x == host.id || *x == host.name))
+}
+
+/// Reads one remote host: at `want` (a cursor's snapshot) or its current
+/// catalog. `Err(None)` = the wanted snapshot is gone (the cursor expired).
+async fn read_host(
+    remote: Arc<Remote>,
+    cache: Cache,
+    id: String,
+    want: Option<Want>,
+) -> Result<Part, (String, Option<Failure>)> {
+    let cat = fetch::catalog(&remote, &id).await;
+    let (name, store_id, revision, seg_names) = match (&cat, &want) {
+        (Ok(c), None) => (
+            c.name.clone(),
+            c.store_id.clone(),
+            c.revision,
+            c.segments.clone(),
+        ),
+        (Ok(c), Some(w)) => (
+            c.name.clone(),
+            w.store_id.clone(),
+            w.revision,
+            c.segments.clone(),
+        ),
+        (Err(e), _) => return Err((String::new(), Some(e.clone()))),
+    };
+    let manifest = match cache.snapshot(&remote, &id, &store_id, revision).await {
+        Ok(m) => m,
+        Err(Failure::Missing(_)) if want.is_some() => return Err((name, None)),
+        Err(e) => return Err((name, Some(e))),
+    };
+    let mut segments = Vec::new();
+    for s in &seg_names {
+        match cache.segment(&remote, &id, s).await {
+            Ok(seg) => segments.push(seg),
+            Err(e) => return Err((name, Some(e))),
+        }
+    }
+    Ok(Part {
+        host: HostRef { id, name },
+        manifest,
+        segments,
+        local: false,
+    })
+}
+
+impl UnionCatalog {
+    /// Reads every host for `query` (its cursor's snapshots, else the current
+    /// catalogs), in parallel with a bound and a deadline per host.
+    pub fn open(
+        local: StoreCatalog,
+        ident: &HostIdentity,
+        remote: Option<Arc<Remote>>,
+        rt: Handle,
+        opts: &TeamOptions,
+        query: &Query,
+    ) -> Result<UnionCatalog, QueryError> {
+        let expired = || {
+            QueryError::new(
+                ErrorCode::CursorExpired,
+                "a host's catalog changed too much since this cursor; start again at page 1",
+            )
+        };
+        let unavailable_store =
+            |e: &dyn std::fmt::Display| QueryError::new(ErrorCode::StoreUnavailable, e.to_string());
+        let from_cursor = query.cursor.as_deref().and_then(cursor_union);
+        let wants: Option<&Vec<Want>> = from_cursor.as_ref().map(|c| &c.2);
+        let cache = Cache::new(local.store().dir());
+        let mut parts = Vec::new();
+        let mut status = Vec::new();
+        // This host.
+        let me = HostRef {
+            id: ident.id.clone(),
+            name: ident.name.clone(),
+        };
+        let local_want = wants.map(|w| w.iter().find(|w| w.id == ident.id).cloned());
+        let local_manifest = match local_want {
+            None => Some(local.store().current().map_err(|e| unavailable_store(&e))?),
+            Some(None) => None,
+            Some(Some(w)) => {
+                let cur = local.store().current().map_err(|e| unavailable_store(&e))?;
+                if cur.store_id == w.store_id && cur.revision == w.revision {
+                    Some(cur)
+                } else {
+                    Some(
+                        local
+                            .store()
+                            .snapshot(&w.store_id, w.revision)
+                            .ok_or_else(expired)?,
+                    )
+                }
+            }
+        };
+        if let Some(m) = local_manifest.filter(|_| wanted(&opts.hosts, &me)) {
+            parts.push(Part {
+                host: me.clone(),
+                segments: local.store().live_segments(),
+                manifest: m,
+                local: true,
+            });
+        }
+        // The other hosts.
+        if let Some(remote) = &remote {
+            let ids: Vec<(String, Option<Want>)> = match wants {
+                Some(w) => w
+                    .iter()
+                    .filter(|w| w.id != ident.id)
+                    .map(|w| (w.id.clone(), Some(w.clone())))
+                    .collect(),
+                None => match rt.block_on(async {
+                    tokio::time::timeout(opts.deadline, fetch::host_ids(remote)).await
+                }) {
+                    Ok(Ok(ids)) => ids
+                        .into_iter()
+                        .filter(|i| *i != ident.id)
+                        .map(|i| (i, None))
+                        .collect(),
+                    Ok(Err(e)) => {
+                        status.push(unavailable("", &remote.url, format!("unreachable: {e}")));
+                        Vec::new()
+                    }
+                    Err(_) => {
+                        status.push(unavailable(
+                            "",
+                            &remote.url,
+                            "unreachable: deadline passed".into(),
+                        ));
+                        Vec::new()
+                    }
+                },
+            };
+            let limit = Arc::new(Semaphore::new(opts.parallel.max(1)));
+            let deadline = opts.deadline;
+            let results = rt.block_on(async {
+                let mut tasks = tokio::task::JoinSet::new();
+                for (n, (id, want)) in ids.into_iter().enumerate() {
+                    let (remote, cache, limit) = (remote.clone(), cache.clone(), limit.clone());
+                    tasks.spawn(async move {
+                        let _slot = limit.acquire_owned().await;
+                        let r = tokio::time::timeout(
+                            deadline,
+                            read_host(remote, cache, id.clone(), want),
+                        )
+                        .await
+                        .unwrap_or_else(|_| {
+                            Err((
+                                String::new(),
+                                Some(Failure::Unreachable("deadline passed".into())),
+                            ))
+                        });
+                        (n, id, r)
+                    });
+                }
+                let mut out = Vec::new();
+                while let Some(done) = tasks.join_next().await {
+                    if let Ok(x) = done {
+                        out.push(x);
+                    }
+                }
+                out.sort_by_key(|x| x.0);
+                out
+            });
+            for (_, id, r) in results {
+                match r {
+                    Ok(p) if wanted(&opts.hosts, &p.host) => parts.push(p),
+                    Ok(_) => {}
+                    Err((_, None)) => return Err(expired()),
+                    Err((name, Some(f))) => {
+                        let h = HostRef {
+                            id: id.clone(),
+                            name: name.clone(),
+                        };
+                        if name.is_empty() || wanted(&opts.hosts, &h) {
+                            status.push(unavailable(&id, &name, f.to_string()));
+                        }
+                    }
+                }
+            }
+        }
+        parts.sort_by(|a, b| a.host.id.cmp(&b.host.id));
+        // The union manifest.
+        let mut sessions = BTreeMap::new();
+        let mut tombstones = BTreeMap::new();
+        let mut owner = HashMap::new();
+        let mut wants_now = Vec::new();
+        let (mut revision, mut parser_version, mut updated) = (0u64, 0u32, 0i64);
+        for (i, p) in parts.iter().enumerate() {
+            let m = &p.manifest;
+            for (k, e) in &m.sessions {
+                if let std::collections::btree_map::Entry::Vacant(v) = sessions.entry(k.clone()) {
+                    v.insert(e.clone());
+                    owner.insert(k.clone(), i);
+                }
+            }
+            tombstones.extend(m.tombstones.iter().map(|(k, t)| (k.clone(), *t)));
+            revision += m.revision;
+            parser_version = parser_version.max(m.parser_version);
+            updated = updated.max(m.updated_at_ms);
+            wants_now.push(Want {
+                id: p.host.id.clone(),
+                store_id: m.store_id.clone(),
+                revision: m.revision,
+            });
+            let count = owner.values().filter(|&&o| o == i).count() as u64;
+            status.push(HostCoverage {
+                id: p.host.id.clone(),
+                name: p.host.name.clone(),
+                state: "available".to_string(),
+                reason: None,
+                store_id: Some(m.store_id.clone()),
+                revision: Some(m.revision),
+                sessions: count,
+            });
+        }
+        status.sort_by(|a, b| a.id.cmp(&b.id));
+        let (store_id, revision) = match &from_cursor {
+            Some((store, rev, _)) => (store.clone(), *rev),
+            None => (union_id(&wants_now), revision),
+        };
+        let manifest = Arc::new(Manifest {
+            schema: 1,
+            parser_version,
+            store_id,
+            revision,
+            updated_at_ms: updated,
+            sessions,
+            tombstones,
+        });
+        let segs: Vec<Arc<Segment>> = parts
+            .iter()
+            .flat_map(|p| p.segments.iter().cloned())
+            .collect();
+        let set = (!segs.is_empty()).then(|| Arc::new(SegmentSet::new(segs)));
+        Ok(UnionCatalog {
+            arena: local.arena().clone(),
+            local,
+            remote,
+            cache,
+            rt,
+            deadline: opts.deadline,
+            manifest,
+            parts,
+            owner,
+            set,
+            status,
+            failures: Mutex::new(BTreeMap::new()),
+        })
+    }
+
+    /// Fetches, in parallel (the host bound, each within the deadline), the
+    /// remote generations of the first candidates in scan order — about what
+    /// a page needs — into the cache, so the scan does not wait for them one
+    /// by one. Failures are left for the scan's own load to report.
+    fn prefetch(&self, query: &Query) {
+        let Some(remote) = &self.remote else {
+            return;
+        };
+        let plan = recall_core::plan::candidates(query, &self.manifest, self);
+        let want: Vec<(String, String)> = plan
+            .iter()
+            .filter_map(|c| {
+                let part = &self.parts[*self.owner.get(c.key)?];
+                (!part.local).then(|| (part.host.id.clone(), c.entry.generation_file.clone()))
+            })
+            .take(query.limit * 2 + 8)
+            .collect();
+        if want.is_empty() {
+            return;
+        }
+        let limit = Arc::new(Semaphore::new(PREFETCH));
+        let deadline = self.deadline;
+        self.rt.block_on(async {
+            let mut tasks = tokio::task::JoinSet::new();
+            for (host, name) in want {
+                let (remote, cache, limit) = (remote.clone(), self.cache.clone(), limit.clone());
+                tasks.spawn(async move {
+                    let _slot = limit.acquire_owned().await;
+                    let _ = tokio::time::timeout(deadline, cache.generation(&remote, &host, &name))
+                        .await;
+                });
+            }
+            while tasks.join_next().await.is_some() {}
+        });
+    }
+
+    /// Runs a §4 search over the union and stamps hosts on the answer.
+    pub fn search(
+        &self,
+        query: &Query,
+        building: bool,
+        budgets: Budgets,
+    ) -> Result<Response, QueryError> {
+        self.prefetch(query);
+        let started = Instant::now();
+        let clock = move || started.elapsed().as_millis() as u64;
+        let env = SearchEnv {
+            catalog: self,
+            clock: &clock,
+            budgets,
+            building,
+        };
+        let mut r = recall_core::search(query, &env)?;
+        for s in &mut r.sessions {
+            let host = self
+                .owner
+                .get(&s.session_key)
+                .map(|&i| self.parts[i].host.clone());
+            for h in &mut s.hits {
+                h.host = host.clone();
+            }
+            s.host = host;
+        }
+        let failures = self
+            .failures
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let mut status = self.status.clone();
+        for h in &mut status {
+            if let Some(why) = failures.get(&h.id) {
+                h.state = "unavailable".to_string();
+                h.reason = Some(why.clone());
+            }
+        }
+        if status.iter().any(|h| h.state != "available")
+            && matches!(r.partial_reason, None | Some(PartialReason::Unreadable))
+        {
+            r.state = State::Partial;
+            r.partial_reason = Some(PartialReason::Hosts);
+        }
+        r.hosts = Some(status);
+        Ok(r)
+    }
+
+    fn fail(&self, host: &str, why: String) {
+        self.failures
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(host.to_string())
+            .or_insert(why);
+    }
+}
+
+impl Catalog for UnionCatalog {
+    fn current(&self) -> Result<Arc<Manifest>, CatalogError> {
+        Ok(self.manifest.clone())
+    }
+
+    fn snapshot(&self, store_id: &str, revision: u64) -> Option<Arc<Manifest>> {
+        (self.manifest.store_id == store_id && self.manifest.revision == revision)
+            .then(|| self.manifest.clone())
+    }
+
+    fn segments(&self) -> Option<Arc<SegmentSet>> {
+        self.set.clone()
+    }
+
+    fn grams(&self, key: &str, entry: &ManifestEntry) -> Option<Arc<ShardGrams>> {
+        let part = &self.parts[*self.owner.get(key)?];
+        part.local.then(|| self.local.grams(key, entry)).flatten()
+    }
+
+    fn load(
+        &self,
+        key: &str,
+        entry: &ManifestEntry,
+        tools: bool,
+    ) -> Result<LoadedShard, LoadError> {
+        let name = entry.generation_file.clone();
+        let Some(part) = self.owner.get(key).map(|&i| &self.parts[i]) else {
+            return Err(LoadError::Missing { name });
+        };
+        if part.local {
+            return self.local.load(key, entry, tools);
+        }
+        let Some(remote) = &self.remote else {
+            return Err(LoadError::Missing { name });
+        };
+        let id = part.host.id.clone();
+        let mut why = None;
+        let loaded = self.arena.get_or_load(&name, tools, || {
+            let got = self.rt.block_on(async {
+                tokio::time::timeout(self.deadline, self.cache.generation(remote, &id, &name))
+                    .await
+                    .unwrap_or_else(|_| Err(Failure::Unreachable("deadline passed".into())))
+            });
+            got.map_err(|f| {
+                let s = f.to_string();
+                why = Some(f);
+                s
+            })
+        });
+        match loaded {
+            Ok(l) => Ok(LoadedShard {
+                shard: l.shard,
+                fresh_bytes: l.fresh_bytes,
+            }),
+            Err(e) => {
+                let f = why.unwrap_or_else(|| Failure::Corrupt(e.to_string()));
+                self.fail(&id, f.to_string());
+                Err(match f {
+                    Failure::Missing(_) => LoadError::Missing { name },
+                    Failure::Corrupt(reason) => LoadError::Damaged { name, reason },
+                    Failure::Unreachable(reason) => LoadError::Io { name, reason },
+                })
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn union_ids_round_trip() {
+        let w = vec![
+            Want {
+                id: "00aa".into(),
+                store_id: "s-1".into(),
+                revision: 3,
+            },
+            Want {
+                id: "00bb".into(),
+                store_id: "x_2".into(),
+                revision: 0,
+            },
+        ];
+        assert_eq!(parse_union_id(&union_id(&w)), Some(w));
+        assert_eq!(parse_union_id("team:"), Some(vec![]));
+        assert_eq!(parse_union_id("abc"), None);
+        assert_eq!(parse_union_id("team:a=b"), None);
+    }
+}
