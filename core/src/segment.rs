@@ -19,7 +19,8 @@
 use crate::plan::Lanes;
 use crate::prepared::{Lane, PreparedShard};
 use roaring::RoaringBitmap;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use rustc_hash::FxBuildHasher;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 /// First bytes of a segment.
@@ -52,23 +53,62 @@ fn gram(w: &[u8]) -> u32 {
     (u32::from(w[0]) << 16) | (u32::from(w[1]) << 8) | u32::from(w[2])
 }
 
-/// Per gram, the most windows any one record of `lane` has equal to it.
-fn lane_grams(lane: &Lane) -> Vec<(u32, u8)> {
-    let mut best: HashMap<u32, u8> = HashMap::new();
-    let mut windows: Vec<u32> = Vec::new();
-    for i in 0..lane.len() {
-        windows.clear();
-        windows.extend(lane.text(i).windows(N).map(gram));
-        windows.sort_unstable();
-        for run in windows.chunk_by(|a, b| a == b) {
-            let c = u8::try_from(run.len()).unwrap_or(u8::MAX);
-            let e = best.entry(run[0]).or_insert(0);
-            *e = (*e).max(c);
+/// Reused buffers for reading a lane's grams: a dense table over every
+/// possible gram (2^24 entries, allocated zeroed so only touched pages cost
+/// memory) of `[count in the current record, best count in any record]`,
+/// the grams touched in the lane and in the current record. Counting in a
+/// table, not sorting each record's windows, is what keeps a backfill fast.
+struct Scratch {
+    table: Vec<[u8; 2]>,
+    touched: Vec<u32>,
+    record: Vec<u32>,
+}
+
+impl std::fmt::Debug for Scratch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Scratch")
+    }
+}
+
+impl Scratch {
+    fn new() -> Scratch {
+        Scratch {
+            table: vec![[0; 2]; 1 << (8 * N)],
+            touched: Vec::new(),
+            record: Vec::new(),
         }
     }
-    let mut out: Vec<(u32, u8)> = best.into_iter().collect();
-    out.sort_unstable();
-    out
+
+    /// Per gram of `lane` (ascending), the most windows any one record of
+    /// it has equal to that gram (255 = saturated).
+    fn lane_grams(&mut self, lane: &Lane, mut emit: impl FnMut(u32, u8)) {
+        for i in 0..lane.len() {
+            for w in lane.text(i).windows(N) {
+                let g = gram(w);
+                let e = &mut self.table[g as usize];
+                if e[0] == 0 {
+                    self.record.push(g);
+                }
+                e[0] = e[0].saturating_add(1);
+            }
+            for &g in &self.record {
+                let e = &mut self.table[g as usize];
+                if e[1] == 0 {
+                    self.touched.push(g);
+                }
+                e[1] = e[1].max(e[0]);
+                e[0] = 0;
+            }
+            self.record.clear();
+        }
+        self.touched.sort_unstable();
+        for &g in &self.touched {
+            let e = &mut self.table[g as usize];
+            emit(g, e[1]);
+            e[1] = 0;
+        }
+        self.touched.clear();
+    }
 }
 
 /// Builds the bytes of a segment over `shards` (generation name, prepared
@@ -88,32 +128,99 @@ type Postings = (Vec<u32>, Vec<u8>);
 type TermPostings<'s> = Vec<(RoaringBitmap, &'s [u8])>;
 
 /// Builds a segment one shard at a time, so a host never holds more than one
-/// prepared shard besides the postings.
+/// prepared shard besides the postings. Builders can also be combined
+/// ([`Builder::append`]) and fed from built segments
+/// ([`Builder::add_segment`]): a merge reads postings, not shards, and gives
+/// the same bytes as building over the same shards in the same order.
 #[derive(Debug, Default)]
 pub struct Builder {
     names: Vec<String>,
     seen: HashSet<String>,
-    /// Per lane: gram → (ordinals, occurrence bytes).
-    lanes: [BTreeMap<u32, Postings>; 2],
+    /// Per lane: gram → (ordinals, occurrence bytes); sorted at the end.
+    lanes: [HashMap<u32, Postings, FxBuildHasher>; 2],
+    scratch: Option<Box<Scratch>>,
 }
 
 impl Builder {
     /// Adds a shard (prepared with its tool lane) under its generation name.
     /// A name already added is ignored.
     pub fn add(&mut self, name: &str, shard: &PreparedShard) {
-        if !self.seen.insert(name.to_string()) {
+        let Some(ord) = self.ordinal_for(name) else {
             return;
-        }
-        let ord = self.names.len() as u32;
-        self.names.push(name.to_string());
+        };
+        let scratch = self.scratch.get_or_insert_with(|| Box::new(Scratch::new()));
         for (lane, postings) in [&shard.conversation, &shard.tool]
             .into_iter()
             .zip(self.lanes.iter_mut())
         {
-            for (g, c) in lane_grams(lane) {
+            scratch.lane_grams(lane, |g, c| {
                 let p = postings.entry(g).or_default();
                 p.0.push(ord);
                 p.1.push(c);
+            });
+        }
+    }
+
+    /// A fresh ordinal for `name`, or `None` if it was added already.
+    fn ordinal_for(&mut self, name: &str) -> Option<u32> {
+        if !self.seen.insert(name.to_string()) {
+            return None;
+        }
+        self.names.push(name.to_string());
+        Some(self.names.len() as u32 - 1)
+    }
+
+    /// Adds every shard `other` holds after those of `self` (names already
+    /// added are ignored), as if they had been added here one by one.
+    pub fn append(&mut self, other: Builder) {
+        let map: Vec<Option<u32>> = other.names.iter().map(|n| self.ordinal_for(n)).collect();
+        for (mine, theirs) in self.lanes.iter_mut().zip(other.lanes) {
+            for (g, (ords, occ)) in theirs {
+                let p = mine.entry(g).or_default();
+                for (o, c) in ords.into_iter().zip(occ) {
+                    if let Some(n) = map.get(o as usize).copied().flatten() {
+                        p.0.push(n);
+                        p.1.push(c);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Adds the shards of a built segment whose generation names `keep`
+    /// accepts (names already added are ignored), from its postings: no
+    /// shard is read. Postings that do not decode (never written so: the
+    /// segment's checksum held) are skipped with their gram, which only a
+    /// segment built by another version could cause.
+    pub fn add_segment(&mut self, seg: &Segment, mut keep: impl FnMut(&str) -> bool) {
+        let map: Vec<Option<u32>> = seg
+            .names()
+            .iter()
+            .map(|n| if keep(n) { self.ordinal_for(n) } else { None })
+            .collect();
+        if map.iter().all(Option::is_none) {
+            return;
+        }
+        for (lane, mine) in self.lanes.iter_mut().enumerate() {
+            for (g, entry) in seg.entries(lane) {
+                let mut rest = entry;
+                let Ok(bitmap) = RoaringBitmap::deserialize_from(&mut rest) else {
+                    continue;
+                };
+                if rest.len() as u64 != bitmap.len() {
+                    continue;
+                }
+                let mut kept: Option<Postings> = None;
+                for (o, &c) in bitmap.iter().zip(rest) {
+                    if let Some(n) = map.get(o as usize).copied().flatten() {
+                        let p = kept.get_or_insert_with(|| mine.remove(&g).unwrap_or_default());
+                        p.0.push(n);
+                        p.1.push(c);
+                    }
+                }
+                if let Some(p) = kept {
+                    mine.insert(g, p);
+                }
             }
         }
     }
@@ -139,9 +246,14 @@ impl Builder {
             out.extend_from_slice(name.as_bytes());
         }
         for postings in &self.lanes {
-            let mut table = Vec::with_capacity(postings.len() * 12);
+            // A gram left without postings (every shard of it was a
+            // duplicate) is not written.
+            let mut grams: Vec<(&u32, &Postings)> =
+                postings.iter().filter(|(_, p)| !p.0.is_empty()).collect();
+            grams.sort_unstable_by_key(|(g, _)| **g);
+            let mut table = Vec::with_capacity(grams.len() * 12);
             let mut blob = Vec::new();
-            for (g, (ords, occ)) in postings {
+            for (g, (ords, occ)) in grams {
                 let start = blob.len();
                 let bitmap =
                     RoaringBitmap::from_sorted_iter(ords.iter().copied()).unwrap_or_default();
@@ -152,7 +264,7 @@ impl Builder {
                 put_u32(&mut table, start as u32);
                 put_u32(&mut table, (blob.len() - start) as u32);
             }
-            put_u32(&mut out, postings.len() as u32);
+            put_u32(&mut out, (table.len() / 12) as u32);
             out.extend_from_slice(&table);
             put_u32(&mut out, blob.len() as u32);
             out.extend_from_slice(&blob);
@@ -306,6 +418,19 @@ impl Segment {
     /// Heap bytes (for byte-bounded caches).
     pub fn heap_bytes(&self) -> usize {
         self.bytes().len() + self.names.iter().map(|n| 2 * n.len() + 48).sum::<usize>()
+    }
+
+    /// Every `(gram, postings bytes)` of a lane, in gram order.
+    fn entries(&self, lane: usize) -> impl Iterator<Item = (u32, &[u8])> + '_ {
+        let t = &self.lanes[lane];
+        let table = &self.bytes()[t.table..t.table + t.grams * 12];
+        let blob = &self.bytes()[t.blob..t.blob + t.blob_len];
+        table.chunks_exact(12).filter_map(move |e| {
+            let g = u32::from_le_bytes([e[0], e[1], e[2], e[3]]);
+            let off = u32::from_le_bytes([e[4], e[5], e[6], e[7]]) as usize;
+            let len = u32::from_le_bytes([e[8], e[9], e[10], e[11]]) as usize;
+            Some((g, blob.get(off..off + len)?))
+        })
     }
 
     /// The postings entry of `g` in a lane: `(len, bytes)`.
