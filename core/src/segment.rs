@@ -121,8 +121,19 @@ pub fn build(shards: &[(&str, &PreparedShard)]) -> Vec<u8> {
     b.finish()
 }
 
-/// A gram's postings while building: shard ordinals and occurrence bytes.
-type Postings = (Vec<u32>, Vec<u8>);
+/// One posting while building: `gram << 40 | ordinal << 8 | occurrence
+/// byte`, so sorting the packed values orders postings by gram, then shard.
+/// One flat vector per lane (no map, no allocation per gram) is what keeps a
+/// backfill's segment building cheap.
+#[inline]
+fn pack(g: u32, ord: u32, c: u8) -> u64 {
+    (u64::from(g) << 40) | (u64::from(ord) << 8) | u64::from(c)
+}
+
+#[inline]
+fn unpack(p: u64) -> (u32, u32, u8) {
+    ((p >> 40) as u32, (p >> 8) as u32, p as u8)
+}
 
 /// A term's intersected postings with their occurrence bytes.
 type TermPostings<'s> = Vec<(RoaringBitmap, &'s [u8])>;
@@ -136,8 +147,8 @@ type TermPostings<'s> = Vec<(RoaringBitmap, &'s [u8])>;
 pub struct Builder {
     names: Vec<String>,
     seen: HashSet<String>,
-    /// Per lane: gram → (ordinals, occurrence bytes); sorted at the end.
-    lanes: [HashMap<u32, Postings, FxBuildHasher>; 2],
+    /// Per lane: packed postings ([`pack`]), sorted at the end.
+    lanes: [Vec<u64>; 2],
     scratch: Option<Box<Scratch>>,
 }
 
@@ -153,11 +164,7 @@ impl Builder {
             .into_iter()
             .zip(self.lanes.iter_mut())
         {
-            scratch.lane_grams(lane, |g, c| {
-                let p = postings.entry(g).or_default();
-                p.0.push(ord);
-                p.1.push(c);
-            });
+            scratch.lane_grams(lane, |g, c| postings.push(pack(g, ord, c)));
         }
     }
 
@@ -175,15 +182,11 @@ impl Builder {
     pub fn append(&mut self, other: Builder) {
         let map: Vec<Option<u32>> = other.names.iter().map(|n| self.ordinal_for(n)).collect();
         for (mine, theirs) in self.lanes.iter_mut().zip(other.lanes) {
-            for (g, (ords, occ)) in theirs {
-                let p = mine.entry(g).or_default();
-                for (o, c) in ords.into_iter().zip(occ) {
-                    if let Some(n) = map.get(o as usize).copied().flatten() {
-                        p.0.push(n);
-                        p.1.push(c);
-                    }
-                }
-            }
+            mine.extend(theirs.into_iter().filter_map(|p| {
+                let (g, o, c) = unpack(p);
+                let n = map.get(o as usize).copied().flatten()?;
+                Some(pack(g, n, c))
+            }));
         }
     }
 
@@ -210,16 +213,10 @@ impl Builder {
                 if rest.len() as u64 != bitmap.len() {
                     continue;
                 }
-                let mut kept: Option<Postings> = None;
                 for (o, &c) in bitmap.iter().zip(rest) {
                     if let Some(n) = map.get(o as usize).copied().flatten() {
-                        let p = kept.get_or_insert_with(|| mine.remove(&g).unwrap_or_default());
-                        p.0.push(n);
-                        p.1.push(c);
+                        mine.push(pack(g, n, c));
                     }
-                }
-                if let Some(p) = kept {
-                    mine.insert(g, p);
                 }
             }
         }
@@ -245,22 +242,21 @@ impl Builder {
             put_u32(&mut out, name.len() as u32);
             out.extend_from_slice(name.as_bytes());
         }
-        for postings in &self.lanes {
-            // A gram left without postings (every shard of it was a
-            // duplicate) is not written.
-            let mut grams: Vec<(&u32, &Postings)> =
-                postings.iter().filter(|(_, p)| !p.0.is_empty()).collect();
-            grams.sort_unstable_by_key(|(g, _)| **g);
-            let mut table = Vec::with_capacity(grams.len() * 12);
+        let mut occ: Vec<u8> = Vec::new();
+        for mut postings in self.lanes {
+            postings.sort_unstable();
+            let mut table = Vec::new();
             let mut blob = Vec::new();
-            for (g, (ords, occ)) in grams {
+            for run in postings.chunk_by(|a, b| a >> 40 == b >> 40) {
                 let start = blob.len();
-                let bitmap =
-                    RoaringBitmap::from_sorted_iter(ords.iter().copied()).unwrap_or_default();
+                let bitmap = RoaringBitmap::from_sorted_iter(run.iter().map(|&p| unpack(p).1))
+                    .unwrap_or_default();
                 // Writing to a Vec cannot fail.
                 let _ = bitmap.serialize_into(&mut blob);
-                blob.extend_from_slice(occ);
-                put_u32(&mut table, *g);
+                occ.clear();
+                occ.extend(run.iter().map(|&p| unpack(p).2));
+                blob.extend_from_slice(&occ);
+                put_u32(&mut table, unpack(run[0]).0);
                 put_u32(&mut table, start as u32);
                 put_u32(&mut table, (blob.len() - start) as u32);
             }
@@ -527,14 +523,17 @@ impl Segment {
 #[derive(Debug, Default)]
 pub struct SegmentSet {
     segments: Vec<Arc<Segment>>,
-    by_name: HashMap<String, (usize, u32)>,
+    /// Looked up once per session per query: FxHash, not SipHash (names are
+    /// content hashes; nothing here is keyed by an adversary's choice that
+    /// costs more than a slower lookup).
+    by_name: HashMap<String, (usize, u32), FxBuildHasher>,
 }
 
 impl SegmentSet {
     /// A set over `segments`; a generation two segments list is answered by
     /// the first.
     pub fn new(segments: Vec<Arc<Segment>>) -> SegmentSet {
-        let mut by_name = HashMap::new();
+        let mut by_name = HashMap::with_hasher(FxBuildHasher);
         for (i, s) in segments.iter().enumerate() {
             for (o, n) in s.names().iter().enumerate() {
                 by_name.entry(n.clone()).or_insert((i, o as u32));
