@@ -19,7 +19,8 @@
 use crate::plan::Lanes;
 use crate::prepared::{Lane, PreparedShard};
 use roaring::RoaringBitmap;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use rustc_hash::FxBuildHasher;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 /// First bytes of a segment.
@@ -52,23 +53,62 @@ fn gram(w: &[u8]) -> u32 {
     (u32::from(w[0]) << 16) | (u32::from(w[1]) << 8) | u32::from(w[2])
 }
 
-/// Per gram, the most windows any one record of `lane` has equal to it.
-fn lane_grams(lane: &Lane) -> Vec<(u32, u8)> {
-    let mut best: HashMap<u32, u8> = HashMap::new();
-    let mut windows: Vec<u32> = Vec::new();
-    for i in 0..lane.len() {
-        windows.clear();
-        windows.extend(lane.text(i).windows(N).map(gram));
-        windows.sort_unstable();
-        for run in windows.chunk_by(|a, b| a == b) {
-            let c = u8::try_from(run.len()).unwrap_or(u8::MAX);
-            let e = best.entry(run[0]).or_insert(0);
-            *e = (*e).max(c);
+/// Reused buffers for reading a lane's grams: a dense table over every
+/// possible gram (2^24 entries, allocated zeroed so only touched pages cost
+/// memory) of `[count in the current record, best count in any record]`,
+/// the grams touched in the lane and in the current record. Counting in a
+/// table, not sorting each record's windows, is what keeps a backfill fast.
+struct Scratch {
+    table: Vec<[u8; 2]>,
+    touched: Vec<u32>,
+    record: Vec<u32>,
+}
+
+impl std::fmt::Debug for Scratch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Scratch")
+    }
+}
+
+impl Scratch {
+    fn new() -> Scratch {
+        Scratch {
+            table: vec![[0; 2]; 1 << (8 * N)],
+            touched: Vec::new(),
+            record: Vec::new(),
         }
     }
-    let mut out: Vec<(u32, u8)> = best.into_iter().collect();
-    out.sort_unstable();
-    out
+
+    /// Per gram of `lane` (ascending), the most windows any one record of
+    /// it has equal to that gram (255 = saturated).
+    fn lane_grams(&mut self, lane: &Lane, mut emit: impl FnMut(u32, u8)) {
+        for i in 0..lane.len() {
+            for w in lane.text(i).windows(N) {
+                let g = gram(w);
+                let e = &mut self.table[g as usize];
+                if e[0] == 0 {
+                    self.record.push(g);
+                }
+                e[0] = e[0].saturating_add(1);
+            }
+            for &g in &self.record {
+                let e = &mut self.table[g as usize];
+                if e[1] == 0 {
+                    self.touched.push(g);
+                }
+                e[1] = e[1].max(e[0]);
+                e[0] = 0;
+            }
+            self.record.clear();
+        }
+        self.touched.sort_unstable();
+        for &g in &self.touched {
+            let e = &mut self.table[g as usize];
+            emit(g, e[1]);
+            e[1] = 0;
+        }
+        self.touched.clear();
+    }
 }
 
 /// Builds the bytes of a segment over `shards` (generation name, prepared
@@ -81,39 +121,103 @@ pub fn build(shards: &[(&str, &PreparedShard)]) -> Vec<u8> {
     b.finish()
 }
 
-/// A gram's postings while building: shard ordinals and occurrence bytes.
-type Postings = (Vec<u32>, Vec<u8>);
+/// One posting while building: `gram << 40 | ordinal << 8 | occurrence
+/// byte`, so sorting the packed values orders postings by gram, then shard.
+/// One flat vector per lane (no map, no allocation per gram) is what keeps a
+/// backfill's segment building cheap.
+#[inline]
+fn pack(g: u32, ord: u32, c: u8) -> u64 {
+    (u64::from(g) << 40) | (u64::from(ord) << 8) | u64::from(c)
+}
+
+#[inline]
+fn unpack(p: u64) -> (u32, u32, u8) {
+    ((p >> 40) as u32, (p >> 8) as u32, p as u8)
+}
 
 /// A term's intersected postings with their occurrence bytes.
 type TermPostings<'s> = Vec<(RoaringBitmap, &'s [u8])>;
 
 /// Builds a segment one shard at a time, so a host never holds more than one
-/// prepared shard besides the postings.
+/// prepared shard besides the postings. Builders can also be combined
+/// ([`Builder::append`]) and fed from built segments
+/// ([`Builder::add_segment`]): a merge reads postings, not shards, and gives
+/// the same bytes as building over the same shards in the same order.
 #[derive(Debug, Default)]
 pub struct Builder {
     names: Vec<String>,
     seen: HashSet<String>,
-    /// Per lane: gram → (ordinals, occurrence bytes).
-    lanes: [BTreeMap<u32, Postings>; 2],
+    /// Per lane: packed postings ([`pack`]), sorted at the end.
+    lanes: [Vec<u64>; 2],
+    scratch: Option<Box<Scratch>>,
 }
 
 impl Builder {
     /// Adds a shard (prepared with its tool lane) under its generation name.
     /// A name already added is ignored.
     pub fn add(&mut self, name: &str, shard: &PreparedShard) {
-        if !self.seen.insert(name.to_string()) {
+        let Some(ord) = self.ordinal_for(name) else {
             return;
-        }
-        let ord = self.names.len() as u32;
-        self.names.push(name.to_string());
+        };
+        let scratch = self.scratch.get_or_insert_with(|| Box::new(Scratch::new()));
         for (lane, postings) in [&shard.conversation, &shard.tool]
             .into_iter()
             .zip(self.lanes.iter_mut())
         {
-            for (g, c) in lane_grams(lane) {
-                let p = postings.entry(g).or_default();
-                p.0.push(ord);
-                p.1.push(c);
+            scratch.lane_grams(lane, |g, c| postings.push(pack(g, ord, c)));
+        }
+    }
+
+    /// A fresh ordinal for `name`, or `None` if it was added already.
+    fn ordinal_for(&mut self, name: &str) -> Option<u32> {
+        if !self.seen.insert(name.to_string()) {
+            return None;
+        }
+        self.names.push(name.to_string());
+        Some(self.names.len() as u32 - 1)
+    }
+
+    /// Adds every shard `other` holds after those of `self` (names already
+    /// added are ignored), as if they had been added here one by one.
+    pub fn append(&mut self, other: Builder) {
+        let map: Vec<Option<u32>> = other.names.iter().map(|n| self.ordinal_for(n)).collect();
+        for (mine, theirs) in self.lanes.iter_mut().zip(other.lanes) {
+            mine.extend(theirs.into_iter().filter_map(|p| {
+                let (g, o, c) = unpack(p);
+                let n = map.get(o as usize).copied().flatten()?;
+                Some(pack(g, n, c))
+            }));
+        }
+    }
+
+    /// Adds the shards of a built segment whose generation names `keep`
+    /// accepts (names already added are ignored), from its postings: no
+    /// shard is read. Postings that do not decode (never written so: the
+    /// segment's checksum held) are skipped with their gram, which only a
+    /// segment built by another version could cause.
+    pub fn add_segment(&mut self, seg: &Segment, mut keep: impl FnMut(&str) -> bool) {
+        let map: Vec<Option<u32>> = seg
+            .names()
+            .iter()
+            .map(|n| if keep(n) { self.ordinal_for(n) } else { None })
+            .collect();
+        if map.iter().all(Option::is_none) {
+            return;
+        }
+        for (lane, mine) in self.lanes.iter_mut().enumerate() {
+            for (g, entry) in seg.entries(lane) {
+                let mut rest = entry;
+                let Ok(bitmap) = RoaringBitmap::deserialize_from(&mut rest) else {
+                    continue;
+                };
+                if rest.len() as u64 != bitmap.len() {
+                    continue;
+                }
+                for (o, &c) in bitmap.iter().zip(rest) {
+                    if let Some(n) = map.get(o as usize).copied().flatten() {
+                        mine.push(pack(g, n, c));
+                    }
+                }
             }
         }
     }
@@ -138,21 +242,25 @@ impl Builder {
             put_u32(&mut out, name.len() as u32);
             out.extend_from_slice(name.as_bytes());
         }
-        for postings in &self.lanes {
-            let mut table = Vec::with_capacity(postings.len() * 12);
+        let mut occ: Vec<u8> = Vec::new();
+        for mut postings in self.lanes {
+            postings.sort_unstable();
+            let mut table = Vec::new();
             let mut blob = Vec::new();
-            for (g, (ords, occ)) in postings {
+            for run in postings.chunk_by(|a, b| a >> 40 == b >> 40) {
                 let start = blob.len();
-                let bitmap =
-                    RoaringBitmap::from_sorted_iter(ords.iter().copied()).unwrap_or_default();
+                let bitmap = RoaringBitmap::from_sorted_iter(run.iter().map(|&p| unpack(p).1))
+                    .unwrap_or_default();
                 // Writing to a Vec cannot fail.
                 let _ = bitmap.serialize_into(&mut blob);
-                blob.extend_from_slice(occ);
-                put_u32(&mut table, *g);
+                occ.clear();
+                occ.extend(run.iter().map(|&p| unpack(p).2));
+                blob.extend_from_slice(&occ);
+                put_u32(&mut table, unpack(run[0]).0);
                 put_u32(&mut table, start as u32);
                 put_u32(&mut table, (blob.len() - start) as u32);
             }
-            put_u32(&mut out, postings.len() as u32);
+            put_u32(&mut out, (table.len() / 12) as u32);
             out.extend_from_slice(&table);
             put_u32(&mut out, blob.len() as u32);
             out.extend_from_slice(&blob);
@@ -308,6 +416,19 @@ impl Segment {
         self.bytes().len() + self.names.iter().map(|n| 2 * n.len() + 48).sum::<usize>()
     }
 
+    /// Every `(gram, postings bytes)` of a lane, in gram order.
+    fn entries(&self, lane: usize) -> impl Iterator<Item = (u32, &[u8])> + '_ {
+        let t = &self.lanes[lane];
+        let table = &self.bytes()[t.table..t.table + t.grams * 12];
+        let blob = &self.bytes()[t.blob..t.blob + t.blob_len];
+        table.chunks_exact(12).filter_map(move |e| {
+            let g = u32::from_le_bytes([e[0], e[1], e[2], e[3]]);
+            let off = u32::from_le_bytes([e[4], e[5], e[6], e[7]]) as usize;
+            let len = u32::from_le_bytes([e[8], e[9], e[10], e[11]]) as usize;
+            Some((g, blob.get(off..off + len)?))
+        })
+    }
+
     /// The postings entry of `g` in a lane: `(len, bytes)`.
     fn entry(&self, lane: usize, g: u32) -> Option<&[u8]> {
         let t = &self.lanes[lane];
@@ -402,14 +523,17 @@ impl Segment {
 #[derive(Debug, Default)]
 pub struct SegmentSet {
     segments: Vec<Arc<Segment>>,
-    by_name: HashMap<String, (usize, u32)>,
+    /// Looked up once per session per query: FxHash, not SipHash (names are
+    /// content hashes; nothing here is keyed by an adversary's choice that
+    /// costs more than a slower lookup).
+    by_name: HashMap<String, (usize, u32), FxBuildHasher>,
 }
 
 impl SegmentSet {
     /// A set over `segments`; a generation two segments list is answered by
     /// the first.
     pub fn new(segments: Vec<Arc<Segment>>) -> SegmentSet {
-        let mut by_name = HashMap::new();
+        let mut by_name = HashMap::with_hasher(FxBuildHasher);
         for (i, s) in segments.iter().enumerate() {
             for (o, n) in s.names().iter().enumerate() {
                 by_name.entry(n.clone()).or_insert((i, o as u32));

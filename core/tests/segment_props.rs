@@ -10,7 +10,7 @@ use recall_core::matcher::Term;
 use recall_core::model::*;
 use recall_core::plan::Lanes;
 use recall_core::prepared::{Lane, PreparedShard};
-use recall_core::segment::{build, Segment};
+use recall_core::segment::{build, Builder, Segment};
 use recall_core::{MemIndex, Request};
 use std::collections::BTreeMap;
 
@@ -216,5 +216,61 @@ proptest! {
         index.set_use_index(false);
         let without = index.search_json(&json);
         prop_assert_eq!(with, without);
+    }
+
+    /// A merge reads postings, not shards: appending builders, or adding
+    /// built segments with some generations dropped (and some named twice),
+    /// gives the bytes a build over the kept shards in the same order gives.
+    #[test]
+    fn merges_equal_a_build_over_the_kept_shards(
+        shards in shards(),
+        split in 0usize..8,
+        dropped in prop::collection::vec(any::<bool>(), 8),
+    ) {
+        let prepared: Vec<PreparedShard> =
+            shards.iter().enumerate().map(|(n, r)| prepared(r, n)).collect();
+        let names: Vec<String> = (0..prepared.len()).map(|i| format!("{i:016x}.json")).collect();
+        let split = split.min(prepared.len());
+        let part = |range: std::ops::Range<usize>| {
+            let mut b = Builder::default();
+            for i in range {
+                b.add(&names[i], &prepared[i]);
+            }
+            b
+        };
+        let all: Vec<(&str, &PreparedShard)> =
+            names.iter().map(String::as_str).zip(prepared.iter()).collect();
+        // Builders appended in memory (the second one repeats a name).
+        let mut a = part(0..split);
+        let mut b = part(split..prepared.len());
+        if split > 0 {
+            b.add(&names[0], &prepared[0]);
+        }
+        a.append(b);
+        prop_assert_eq!(a.finish(), build(&all));
+        // Segments merged from their bytes, dropping some generations.
+        let first = Segment::open(part(0..split).finish()).unwrap();
+        let second = Segment::open(part(split..prepared.len()).finish()).unwrap();
+        let keep = |n: &str| {
+            let i = names.iter().position(|m| m == n).unwrap();
+            !dropped[i]
+        };
+        let mut m = Builder::default();
+        m.add_segment(&first, keep);
+        m.add_segment(&second, keep);
+        m.add_segment(&first, |_| true);
+        let kept: Vec<(&str, &PreparedShard)> =
+            all.iter().copied().filter(|(n, _)| keep(n)).collect();
+        let mut expected = Builder::default();
+        for (n, s) in &kept {
+            expected.add(n, s);
+        }
+        // The third add re-adds nothing but the dropped ones (after the rest).
+        for (i, (n, s)) in all.iter().enumerate().take(split) {
+            if dropped[i] {
+                expected.add(n, s);
+            }
+        }
+        prop_assert_eq!(m.finish(), expected.finish());
     }
 }

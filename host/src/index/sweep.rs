@@ -16,6 +16,7 @@ use super::{needs_reparse, IndexError, Indexer, PARSER_VERSION};
 use crate::extract::{self, Extracted, SessionSource};
 use crate::store::retention::newest_ms;
 use crate::store::retention::{GcMode, FULL_GC_EVERY_MS};
+use crate::store::segments::{SegmentDraft, SegmentRef};
 use crate::store::snapshots::GRACE_MS;
 use crate::store::{wall_ms, Batch, SkipReason, SkippedUnit, Store};
 use recall_core::model::{FileCursor, ManifestEntry, Shard};
@@ -208,18 +209,27 @@ fn execute(
     };
     let mut failure: Option<IndexError> = None;
 
+    // Segments the workers wrote, and what each had left unwritten.
+    let mut built: Vec<SegmentRef> = Vec::new();
+    let mut rest = SegmentDraft::default();
+
     std::thread::scope(|scope| {
+        let mut handles = Vec::with_capacity(workers);
         for _ in 0..workers {
             let tx = tx.clone();
             let (work, next, unit_ctx) = (&work, &next, &unit_ctx);
-            scope.spawn(move || loop {
-                let i = next.fetch_add(1, Relaxed);
-                let Some(w) = work.get(i) else { break };
-                let done = unit_ctx.process(w);
-                if tx.send((i, done)).is_err() {
-                    break;
+            handles.push(scope.spawn(move || {
+                let mut seg = WorkerSegments::default();
+                loop {
+                    let i = next.fetch_add(1, Relaxed);
+                    let Some(w) = work.get(i) else { break };
+                    let done = unit_ctx.process(w, &mut seg);
+                    if tx.send((i, done)).is_err() {
+                        break;
+                    }
                 }
-            });
+                seg
+            }));
         }
         drop(tx);
         for (i, p) in rx.iter() {
@@ -257,6 +267,13 @@ fn execute(
                 last_publish = Instant::now();
             }
         }
+        for h in handles {
+            // A worker that panicked outside extraction built nothing usable.
+            if let Ok(seg) = h.join() {
+                built.extend(seg.written);
+                rest.append(seg.draft);
+            }
+        }
     });
     if let Some(e) = failure {
         return Err(e);
@@ -289,9 +306,13 @@ fn execute(
     }
     report.revision = cur.revision;
     report.store_id = cur.store_id.clone();
-    // The index segments follow the manifest (a no-op when they already
-    // cover it; never fails the sweep: without segments searches scan).
-    let _ = store.maintain_segments();
+    // The index segments follow the manifest: the workers' segments are
+    // listed, and anything they do not cover is indexed (never fails the
+    // sweep: without segments searches scan).
+    if let Ok(Some((r, _))) = store.write_draft(rest) {
+        built.push(r);
+    }
+    let _ = store.maintain_segments(built);
     if report.publishes > 0 {
         collect_garbage(ix);
     }
@@ -430,6 +451,27 @@ fn absorb(
     }
 }
 
+/// One worker's index segments: the draft it is filling with the shards it
+/// prepares, and the full ones it wrote.
+#[derive(Default)]
+struct WorkerSegments {
+    draft: SegmentDraft,
+    written: Vec<SegmentRef>,
+}
+
+impl WorkerSegments {
+    fn add(&mut self, store: &Store, generation: &str, shard: &PreparedShard, bytes: u64) {
+        self.draft.add(generation, shard, bytes);
+        if self.draft.full() {
+            // A segment that cannot be written leaves its generations
+            // uncovered: the maintenance after the sweep indexes them.
+            if let Ok(Some((r, _))) = store.write_draft(std::mem::take(&mut self.draft)) {
+                self.written.push(r);
+            }
+        }
+    }
+}
+
 /// What the workers of a sweep share to process units.
 struct Units<'a> {
     store: &'a Store,
@@ -453,7 +495,7 @@ impl Units<'_> {
 
     /// Extracts one unit (resuming from its checkpoint when it only grew)
     /// and writes its generation.
-    fn process(&self, w: &Work) -> Processed {
+    fn process(&self, w: &Work, seg: &mut WorkerSegments) -> Processed {
         let store = self.store;
         let main_path = w.src.files.first().cloned().unwrap_or_default();
         let failed = |reason: String, files: Vec<FileCursor>| Processed {
@@ -517,7 +559,7 @@ impl Units<'_> {
         }
         let done = match r.extracted {
             None => Done::Empty { main, files },
-            Some(x) => match self.write_shard(w, x, generation, files.clone()) {
+            Some(x) => match self.write_shard(w, x, generation, files.clone(), seg) {
                 Some((key, entry)) => Done::Session {
                     main,
                     key,
@@ -597,6 +639,7 @@ impl Units<'_> {
         x: Extracted,
         generation: u32,
         files: Vec<FileCursor>,
+        seg: &mut WorkerSegments,
     ) -> Option<(String, ManifestEntry)> {
         // Only a rewrite carries old records (those of generations below the
         // current one): a session never rewritten has none to carry.
@@ -639,6 +682,7 @@ impl Units<'_> {
         let _ = self
             .store
             .write_grams(&entry.generation_file, &prepared.grams.to_bytes());
+        seg.add(self.store, &entry.generation_file, &prepared, entry.bytes);
         if let Some(hook) = self.hook.as_ref().filter(|_| self.live(w)) {
             hook.call(&entry.generation_file, Arc::new(prepared));
         }

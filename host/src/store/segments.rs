@@ -77,6 +77,35 @@ pub struct SegmentReport {
     pub bytes_written: u64,
 }
 
+/// A segment being built: by a sweep's worker from the shards it prepares
+/// (so a backfill indexes in parallel with extraction and never re-reads its
+/// generations), or by a merge from older segments' postings.
+#[derive(Debug, Default)]
+pub struct SegmentDraft {
+    builder: Builder,
+    source_bytes: u64,
+}
+
+impl SegmentDraft {
+    /// Adds a prepared shard (with its tool lane) under its generation name;
+    /// `bytes` is the generation's size.
+    pub fn add(&mut self, generation: &str, shard: &PreparedShard, bytes: u64) {
+        self.builder.add(generation, shard);
+        self.source_bytes += bytes;
+    }
+
+    /// Whether it holds [`CHUNK_BYTES`] of source: time to write it.
+    pub fn full(&self) -> bool {
+        self.source_bytes >= CHUNK_BYTES
+    }
+
+    /// Adds everything `other` holds.
+    pub fn append(&mut self, other: SegmentDraft) {
+        self.builder.append(other.builder);
+        self.source_bytes += other.source_bytes;
+    }
+}
+
 /// Opened segments, by name, and those that failed to open.
 #[derive(Debug, Default)]
 pub struct SegmentCache {
@@ -235,49 +264,59 @@ impl Store {
         Some(set)
     }
 
-    /// Indexer only: indexes the current manifest's generations no live
-    /// segment covers (in segments of at most [`CHUNK_BYTES`] of source),
-    /// merges small segments ([`MERGE_FACTOR`] of one size tier, or one
-    /// whose generations are mostly gone), drops listed segments that do not
-    /// open, and publishes the new list. Nothing to do ⇒ nothing written.
-    pub fn maintain_segments(&self) -> Result<SegmentReport, StoreError> {
+    /// Indexer only: lists `fresh` (segments the sweep's workers built from
+    /// the shards they had just prepared, [`Store::write_draft`]), indexes
+    /// the current manifest's generations no live segment covers (in
+    /// segments of at most [`CHUNK_BYTES`] of source), merges small segments
+    /// ([`MERGE_FACTOR`] of one size tier, or one whose generations are
+    /// mostly gone — from their postings, reading no shard), drops listed
+    /// segments that do not open, and publishes the new list. Nothing to do
+    /// ⇒ nothing written.
+    pub fn maintain_segments(&self, fresh: Vec<SegmentRef>) -> Result<SegmentReport, StoreError> {
         let manifest = self.current()?;
         if manifest.store_id.is_empty() {
             return Ok(SegmentReport::default());
         }
         let sdir = self.segments_dir();
         fs::create_dir_all(&sdir).map_err(|e| StoreError::io(&sdir, e))?;
-        let list = read_list(self.dir(), &manifest.store_id);
+        let mut list = read_list(self.dir(), &manifest.store_id);
+        let mut listed_fresh = false;
+        for f in fresh {
+            if !list.segments.iter().any(|s| s.name == f.name) {
+                list.segments.push(f);
+                listed_fresh = true;
+            }
+        }
         let sizes: HashMap<&str, u64> = manifest
             .sessions
             .values()
             .map(|e| (e.generation_file.as_str(), e.bytes))
             .collect();
         let mut report = SegmentReport::default();
-        // Which live generations each listed segment covers.
-        let mut kept: Vec<(SegmentRef, Vec<String>)> = Vec::new();
+        // Which live generations each listed segment covers (a generation
+        // two segments name — a worker's segment and an older one — counts
+        // for the first only).
+        let mut kept: Vec<(SegmentRef, Arc<Segment>, Vec<String>)> = Vec::new();
+        let mut covered: HashSet<&str> = HashSet::new();
         for s in &list.segments {
             match self.open_cached(&sdir, &s.name) {
                 Ok(seg) => {
                     let live: Vec<String> = seg
                         .names()
                         .iter()
-                        .filter(|n| sizes.contains_key(n.as_str()))
-                        .cloned()
+                        .filter_map(|n| sizes.get_key_value(n.as_str()).map(|(k, _)| *k))
+                        .filter(|n| covered.insert(n))
+                        .map(str::to_string)
                         .collect();
                     if live.is_empty() {
                         report.merged += 1;
                     } else {
-                        kept.push((s.clone(), live));
+                        kept.push((s.clone(), seg, live));
                     }
                 }
                 Err(_) => report.dropped += 1,
             }
         }
-        let covered: HashSet<&str> = kept
-            .iter()
-            .flat_map(|(_, live)| live.iter().map(String::as_str))
-            .collect();
         let mut uncovered: Vec<&str> = sizes
             .keys()
             .copied()
@@ -286,14 +325,14 @@ impl Store {
         uncovered.sort_unstable();
         // Rebuilt alone: segments whose generations are mostly gone.
         let dead: Vec<usize> = (0..kept.len())
-            .filter(|&i| (kept[i].1.len() as u64) * 2 < kept[i].0.generations)
+            .filter(|&i| (kept[i].2.len() as u64) * 2 < kept[i].0.generations)
             .collect();
         // Merged into one: the MERGE_FACTOR smallest segments of the lowest
         // tier that has that many, when the result stays under
         // MAX_MERGED_BYTES (at most one merge per pass, so a pass's work stays
         // bounded and a merge moves its output up a tier).
         let mut tiers: std::collections::BTreeMap<u32, Vec<usize>> = Default::default();
-        for (i, (s, _)) in kept.iter().enumerate() {
+        for (i, (s, _, _)) in kept.iter().enumerate() {
             if s.source_bytes < MAX_MERGED_BYTES && !dead.contains(&i) {
                 tiers.entry(tier(s.source_bytes)).or_default().push(i);
             }
@@ -311,7 +350,8 @@ impl Store {
                 break;
             }
         }
-        if uncovered.is_empty()
+        if !listed_fresh
+            && uncovered.is_empty()
             && merge.is_empty()
             && dead.is_empty()
             && report.dropped == 0
@@ -320,30 +360,43 @@ impl Store {
             return Ok(report);
         }
         let mut next: Vec<SegmentRef> = Vec::new();
-        let mut groups: Vec<Vec<String>> = Vec::new();
-        let mut merged_gens: Vec<String> = Vec::new();
-        for (i, (s, live)) in kept.into_iter().enumerate() {
+        // Merges: (segment, the generations it keeps) per input.
+        let mut merges: Vec<Vec<(Arc<Segment>, Vec<String>)>> = Vec::new();
+        let mut merged: Vec<(Arc<Segment>, Vec<String>)> = Vec::new();
+        for (i, (s, seg, live)) in kept.into_iter().enumerate() {
             if dead.contains(&i) {
                 report.merged += 1;
-                groups.push(live);
+                merges.push(vec![(seg, live)]);
             } else if merge.contains(&i) {
                 report.merged += 1;
-                merged_gens.extend(live);
+                merged.push((seg, live));
             } else {
                 next.push(s);
             }
         }
-        if !merged_gens.is_empty() {
-            groups.push(merged_gens);
+        if !merged.is_empty() {
+            merges.push(merged);
+        }
+        for m in &merges {
+            let mut draft = SegmentDraft::default();
+            for (seg, live) in m {
+                let live: HashSet<&str> = live.iter().map(String::as_str).collect();
+                draft.builder.add_segment(seg, |n| live.contains(n));
+                draft.source_bytes += live.iter().filter_map(|g| sizes.get(g)).sum::<u64>();
+            }
+            if let Some((r, n)) = self.write_draft(draft)? {
+                report.written += 1;
+                report.bytes_written += n;
+                next.push(r);
+            }
         }
         // New generations: segments of at most CHUNK_BYTES of source.
         let fresh: Vec<String> = uncovered.iter().map(|g| g.to_string()).collect();
-        groups.extend(chunks(&fresh, &sizes).into_iter().map(<[String]>::to_vec));
-        for g in &groups {
-            if let Some(r) = self.build_segment(&sdir, g, &sizes)? {
+        for g in chunks(&fresh, &sizes) {
+            if let Some((r, n)) = self.build_segment(g, &sizes)? {
                 report.written += 1;
-                report.bytes_written += r.1;
-                next.push(r.0);
+                report.bytes_written += n;
+                next.push(r);
             }
         }
         let _lock = self.lock()?;
@@ -371,12 +424,10 @@ impl Store {
     /// cannot be read: they stay uncovered and are scanned).
     fn build_segment(
         &self,
-        sdir: &Path,
         gens: &[String],
         sizes: &HashMap<&str, u64>,
     ) -> Result<Option<(SegmentRef, u64)>, StoreError> {
-        let mut b = Builder::default();
-        let mut source_bytes = 0;
+        let mut draft = SegmentDraft::default();
         for g in gens {
             let Ok(bytes) = generations::read(self.generations_dir(), g) else {
                 continue;
@@ -396,15 +447,27 @@ impl Store {
                 let _ =
                     generations::write_grams(self.generations_dir(), g, &shard.grams.to_bytes());
             }
-            b.add(g, &shard);
-            source_bytes += sizes.get(g.as_str()).copied().unwrap_or(bytes.len() as u64);
+            let size = sizes.get(g.as_str()).copied().unwrap_or(bytes.len() as u64);
+            draft.add(g, &shard, size);
         }
-        if b.is_empty() {
+        self.write_draft(draft)
+    }
+
+    /// Writes a drafted segment under its content name; returns what to
+    /// list and the bytes written (`None` for an empty draft).
+    pub fn write_draft(
+        &self,
+        draft: SegmentDraft,
+    ) -> Result<Option<(SegmentRef, u64)>, StoreError> {
+        if draft.builder.is_empty() {
             return Ok(None);
         }
-        let generations = b.len() as u64;
-        let bytes = b.finish();
-        let name = write(sdir, &bytes)?;
+        let sdir = self.segments_dir();
+        fs::create_dir_all(&sdir).map_err(|e| StoreError::io(&sdir, e))?;
+        let generations = draft.builder.len() as u64;
+        let source_bytes = draft.source_bytes;
+        let bytes = draft.builder.finish();
+        let name = write(&sdir, &bytes)?;
         self.segment_cache
             .lock()
             .unwrap_or_else(|p| p.into_inner())
