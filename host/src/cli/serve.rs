@@ -36,6 +36,10 @@ pub struct ServeArgs {
     /// Seconds between index sweeps.
     #[arg(long, value_name = "SECS", default_value_t = 30)]
     pub sweep_interval: u64,
+    /// Let clients on other machines download source files through export
+    /// (they never get file paths or resume commands either way).
+    #[arg(long)]
+    pub allow_remote_export: bool,
     /// Serve the store as it is: no backfill, no sweeps.
     #[arg(long)]
     pub no_index: bool,
@@ -85,6 +89,7 @@ impl ServeArgs {
             refresh_after: super::context::REFRESH_AFTER,
             stop_on_ctrl_c: true,
             conn: Default::default(),
+            allow_remote_export: self.allow_remote_export,
         })
     }
 }

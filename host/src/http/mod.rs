@@ -8,13 +8,15 @@
 //! [`limits`] (429, sizes), [`conn`] (connection cap and timeouts),
 //! [`query`] (strict query-string decoding), [`errors`] (the §7 error body),
 //! [`logging`] (no query text, ever), [`assets`] (the embedded front end),
-//! [`locate`], [`lineage`], [`export`].
+//! [`exposure`] (what a remote client may see), [`locate`], [`lineage`],
+//! [`export`].
 
 pub mod assets;
 pub mod backend;
 pub mod conn;
 pub mod errors;
 pub mod export;
+pub mod exposure;
 pub mod headers;
 pub mod limits;
 pub mod lineage;
@@ -30,6 +32,7 @@ pub mod store_backend;
 
 pub use backend::{Backend, BackendError, IndexStatus, Phase};
 pub use conn::ConnLimits;
+pub use exposure::Exposure;
 pub use mem::MemBackend;
 pub use security::Security;
 pub use server::{router, AppState, ServeError, ServeOptions, Server};

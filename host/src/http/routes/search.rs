@@ -3,18 +3,26 @@
 
 use super::{blocking, json, pairs, respond, QueryPairs, NO_STORE};
 use crate::http::errors::ApiError;
-use crate::http::AppState;
+use crate::http::{AppState, Exposure};
 use axum::extract::State;
 use axum::response::Response;
 use recall_core::{search as core_search, Budgets, Request, SearchEnv};
 use std::time::Instant;
 
 /// The handler.
-pub async fn search(State(st): State<AppState>, q: Result<QueryPairs, ApiError>) -> Response {
-    respond(run(st, q).await)
+pub async fn search(
+    State(st): State<AppState>,
+    exposure: Exposure,
+    q: Result<QueryPairs, ApiError>,
+) -> Response {
+    respond(run(st, exposure, q).await)
 }
 
-async fn run(st: AppState, q: Result<QueryPairs, ApiError>) -> Result<Response, ApiError> {
+async fn run(
+    st: AppState,
+    exposure: Exposure,
+    q: Result<QueryPairs, ApiError>,
+) -> Result<Response, ApiError> {
     let pairs = pairs(q)?;
     let request = Request::from_pairs(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())));
     // Parsed once, here: malformed requests get their 400 before sweeping
@@ -46,6 +54,10 @@ async fn run(st: AppState, q: Result<QueryPairs, ApiError>) -> Result<Response, 
         };
         let mut response = core_search(&query, &env)?;
         response.took_ms = clock();
+        response
+            .sessions
+            .iter_mut()
+            .for_each(|s| exposure.search_session(s));
         serde_json::to_string(&response).map_err(|e| ApiError::internal(e.to_string()))
     })
     .await?;

@@ -6,7 +6,7 @@ use super::{blocking, json_value, limit, pairs, param, respond, QueryPairs};
 use crate::http::errors::ApiError;
 use crate::http::lineage;
 use crate::http::locate::{self, Found, Verdict};
-use crate::http::AppState;
+use crate::http::{AppState, Exposure};
 use axum::extract::{Path, State};
 use axum::response::Response;
 use recall_core::model::{Locator, Role};
@@ -21,14 +21,16 @@ pub const MAX_LIMIT: usize = 500;
 /// The handler.
 pub async fn detail(
     State(st): State<AppState>,
+    exposure: Exposure,
     Path(key): Path<String>,
     q: Result<QueryPairs, ApiError>,
 ) -> Response {
-    respond(run(st, key, q).await)
+    respond(run(st, exposure, key, q).await)
 }
 
 async fn run(
     st: AppState,
+    exposure: Exposure,
     key: String,
     q: Result<QueryPairs, ApiError>,
 ) -> Result<Response, ApiError> {
@@ -98,7 +100,7 @@ async fn run(
         let mut session = lineage::summary(&key, entry);
         session["paths"] = json!(entry.meta.paths);
         session["generation_file"] = json!(entry.generation_file);
-        Ok(json!({
+        let mut body = json!({
             "ok": true,
             "revision": manifest.revision,
             "session": session,
@@ -108,7 +110,9 @@ async fn run(
             "limit": page,
             "entries": entries,
             "locate": located,
-        }))
+        });
+        exposure.session_json(&mut body);
+        Ok(body)
     })
     .await?;
     Ok(json_value(&body))

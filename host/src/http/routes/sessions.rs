@@ -199,11 +199,19 @@ fn sort_ts(e: &ManifestEntry) -> i64 {
 }
 
 /// The handler.
-pub async fn list(State(st): State<AppState>, q: Result<QueryPairs, ApiError>) -> Response {
-    respond(run(st, q).await)
+pub async fn list(
+    State(st): State<AppState>,
+    exposure: crate::http::Exposure,
+    q: Result<QueryPairs, ApiError>,
+) -> Response {
+    respond(run(st, exposure, q).await)
 }
 
-async fn run(st: AppState, q: Result<QueryPairs, ApiError>) -> Result<Response, ApiError> {
+async fn run(
+    st: AppState,
+    exposure: crate::http::Exposure,
+    q: Result<QueryPairs, ApiError>,
+) -> Result<Response, ApiError> {
     let p = pairs(q)?;
     let filter = Filter::parse(&p)?;
     let page = limit(param(&p, "limit"), DEFAULT_LIMIT, MAX_LIMIT);
@@ -275,6 +283,7 @@ async fn run(st: AppState, q: Result<QueryPairs, ApiError>) -> Result<Response, 
                 tz_min,
             );
         }
+        exposure.session_json(&mut body);
         Ok(body)
     })
     .await?;

@@ -5,7 +5,7 @@
 use super::{blocking, json_value, respond, QueryPairs};
 use crate::http::errors::ApiError;
 use crate::http::lineage;
-use crate::http::AppState;
+use crate::http::{AppState, Exposure};
 use axum::extract::{Path, State};
 use axum::response::Response;
 use serde_json::json;
@@ -15,6 +15,7 @@ use serde_json::json;
 /// still refused, as on every route.
 pub async fn trace(
     State(st): State<AppState>,
+    exposure: Exposure,
     Path(key): Path<String>,
     _q: QueryPairs,
 ) -> Response {
@@ -26,13 +27,15 @@ pub async fn trace(
                 .sessions
                 .get(&key)
                 .ok_or_else(ApiError::session_not_found)?;
-            Ok(json_value(&json!({
+            let mut body = json!({
                 "ok": true,
                 "revision": manifest.revision,
                 "session": lineage::summary(&key, entry),
                 "ancestors": lineage::ancestors(&manifest, &key),
                 "descendants": lineage::descendants(&manifest, &key),
-            })))
+            });
+            exposure.session_json(&mut body);
+            Ok(json_value(&body))
         })
         .await,
     )
