@@ -265,3 +265,47 @@ fn loopback_connections_are_local_clients() {
     let d = get(s.addr(), &format!("/api/session/{}", enc(key)), &[]).json();
     assert!(!d["session"]["paths"].as_array().expect("paths").is_empty());
 }
+
+#[test]
+fn a_session_whose_files_are_gone_is_missing_and_offers_no_resume() {
+    let (_home, indexer, backend) = demo_backend("presence");
+    let s = serve(Arc::clone(&backend) as _, ServeOptions::default());
+    let search = || {
+        get(
+            s.addr(),
+            "/api/sessions/message-search?q=the&limit=100",
+            &[],
+        )
+        .json()
+    };
+    let before = search();
+    let victim = before["sessions"]
+        .as_array()
+        .expect("sessions")
+        .iter()
+        .find(|x| x["resume"].is_string())
+        .expect("a resumable session")
+        .clone();
+    assert_eq!(victim["source_presence"], "present");
+    let key = victim["session_key"].as_str().expect("key");
+    let d = get(s.addr(), &format!("/api/session/{}", enc(key)), &[]).json();
+    for p in d["session"]["paths"].as_array().expect("paths") {
+        let _ = std::fs::remove_file(p.as_str().expect("path"));
+    }
+    indexer.sweep().expect("sweep");
+    let after = search();
+    let gone = after["sessions"]
+        .as_array()
+        .expect("sessions")
+        .iter()
+        .find(|x| x["session_key"] == victim["session_key"])
+        .expect("the session stays until retention");
+    assert_eq!(gone["source_gone"], true);
+    assert_eq!(gone["source_presence"], "missing");
+    assert_eq!(gone["resume"], Value::Null);
+    for other in after["sessions"].as_array().expect("sessions") {
+        if other["session_key"] != victim["session_key"] {
+            assert_eq!(other["source_presence"], "present");
+        }
+    }
+}

@@ -210,8 +210,12 @@ mod tests {
             cwd: None,
             branch: None,
             best_ts_ms: 0,
+            updated_ms: None,
+            messages: 0,
+            relevance: None,
             total_hits: 0,
             source_gone: false,
+            source_presence: recall_core::response::SourcePresence::Present,
             resume: None,
             hits: vec![],
         };

@@ -154,20 +154,31 @@ pub fn serve_home(
 ) -> anyhow::Result<Found> {
     init_logging();
     limit_malloc_arenas();
+    // The store's policy may disable indexing: then the index is served as
+    // it is, and status says the indexer is off.
+    let enabled = crate::store::policy::load(store.dir())?.enabled;
+    let indexing = enabled && !a.no_index;
+    if !enabled {
+        eprintln!(
+            "recall: indexing is disabled for this store (`recall config set enabled true`); \
+             serving the index as it is"
+        );
+    }
     let indexer = Arc::new(Indexer::new(store.clone(), opts));
     let catalog = StoreCatalog::new(
         store.clone(),
         Arc::new(Arena::new(a.arena_mib.max(1) << 20)),
     );
-    let backend = Arc::new(StoreBackend::new(indexer, catalog, !a.no_index).serving_demo(demo));
-    let options = a.options()?;
+    let backend = Arc::new(StoreBackend::new(indexer, catalog, indexing).serving_demo(demo));
+    let mut options = a.options()?;
+    options.index = indexing;
     let needs_token = options.security.token.is_some();
     let server = Server::start(backend, options).map_err(bind_hint)?;
     eprintln!(
         "recall: serving http://{} (store {}{})",
         server.addr(),
         store.dir().display(),
-        if a.no_index {
+        if !indexing {
             String::new()
         } else {
             format!(", sweeping every {} s", a.sweep_interval.max(1))
@@ -206,8 +217,10 @@ pub fn open_home_store(home: &Path, g: &Globals) -> anyhow::Result<(Arc<Store>, 
     let store = Arc::new(
         Store::open(&dir).with_context(|| format!("cannot open the store at {}", dir.display()))?,
     );
+    let now_ms = g.now.unwrap_or_else(crate::store::wall_ms);
+    let policy = super::config::resolve(&store, g, now_ms)?;
     let mut opts = IndexOptions::new(Roots::resolve(home, |_| None));
-    opts.retention_days = g.retention_days;
+    opts.retention_days = policy.history_days;
     opts.now_ms = g.now;
     Ok((store, opts))
 }

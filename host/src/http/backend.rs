@@ -69,6 +69,12 @@ pub trait Backend: Send + Sync + 'static {
         Vec::new()
     }
 
+    /// The history window of the store's policy in days (`None` = keeps
+    /// everything, or no policy): the response's `window_days`.
+    fn window_days(&self) -> Option<u32> {
+        None
+    }
+
     /// Whether this server serves the bundled demo home.
     fn demo(&self) -> bool {
         false

@@ -121,6 +121,10 @@ impl Backend for StoreBackend {
             .collect()
     }
 
+    fn window_days(&self) -> Option<u32> {
+        Some(self.indexer.options().retention_days).filter(|&d| d > 0)
+    }
+
     fn demo(&self) -> bool {
         self.demo
     }

@@ -53,6 +53,7 @@ async fn run(
             building: backend.building(),
         };
         let mut response = core_search(&query, &env)?;
+        response.window_days = backend.window_days();
         response.took_ms = clock();
         response
             .sessions
