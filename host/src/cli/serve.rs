@@ -157,7 +157,7 @@ pub fn serve_home(
     // The store's policy may disable indexing: then the index is served as
     // it is, and status says the indexer is off.
     let enabled = crate::store::policy::load(store.dir())?.enabled;
-    let indexing = enabled && !a.no_index;
+    let indexing = !a.no_index;
     if !enabled {
         eprintln!(
             "recall: indexing is disabled for this store (`recall config set enabled true`); \
@@ -169,16 +169,19 @@ pub fn serve_home(
         store.clone(),
         Arc::new(Arena::new(a.arena_mib.max(1) << 20)),
     );
-    let backend = Arc::new(StoreBackend::new(indexer, catalog, indexing).serving_demo(demo));
-    let mut options = a.options()?;
-    options.index = indexing;
+    let backend = Arc::new(
+        StoreBackend::new(indexer, catalog, indexing)
+            .with_enabled(enabled)
+            .serving_demo(demo),
+    );
+    let options = a.options()?;
     let needs_token = options.security.token.is_some();
     let server = Server::start(backend, options).map_err(bind_hint)?;
     eprintln!(
         "recall: serving http://{} (store {}{})",
         server.addr(),
         store.dir().display(),
-        if !indexing {
+        if !indexing || !enabled {
             String::new()
         } else {
             format!(", sweeping every {} s", a.sweep_interval.max(1))

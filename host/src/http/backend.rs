@@ -75,6 +75,22 @@ pub trait Backend: Send + Sync + 'static {
         None
     }
 
+    /// Deletes the index (a new store id; never a transcript): `POST
+    /// /api/index/clear`. Returns `{store_id, revision}`.
+    fn clear(&self) -> Result<serde_json::Value, BackendError> {
+        Err(BackendError::new("this server has no store to clear"))
+    }
+
+    /// Changes the store's policy (`POST /api/index/policy`); returns the
+    /// policy now stored and what the change retires.
+    fn set_policy(
+        &self,
+        _enabled: Option<bool>,
+        _history_days: Option<u32>,
+    ) -> Result<serde_json::Value, BackendError> {
+        Err(BackendError::new("this server has no store policy"))
+    }
+
     /// Whether this server serves the bundled demo home.
     fn demo(&self) -> bool {
         false

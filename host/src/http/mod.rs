@@ -8,7 +8,7 @@
 //! [`limits`] (429, sizes), [`conn`] (connection cap and timeouts),
 //! [`query`] (strict query-string decoding), [`errors`] (the §7 error body),
 //! [`logging`] (no query text, ever), [`assets`] (the embedded front end),
-//! [`exposure`] (what a remote client may see), [`locate`], [`lineage`],
+//! [`exposure`] (what a remote client may see), [`state_change`] (the POST gate), [`locate`], [`lineage`],
 //! [`export`].
 
 pub mod assets;
@@ -28,6 +28,7 @@ pub mod query;
 pub mod routes;
 pub mod security;
 mod server;
+pub mod state_change;
 pub mod store_backend;
 
 pub use backend::{Backend, BackendError, IndexStatus, Phase};

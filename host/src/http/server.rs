@@ -12,7 +12,7 @@ use super::{assets, headers, logging, routes};
 use axum::extract::State;
 use axum::http::{StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::{middleware, Router};
 use std::any::Any;
 use std::net::SocketAddr;
@@ -163,6 +163,14 @@ pub fn router(state: AppState, security: Security) -> Router {
             "/api/index/generations/{file}",
             get(routes::shards::generation),
         )
+        .route(
+            "/api/index/clear",
+            post(routes::admin::clear).route_layer(middleware::from_fn(super::state_change::gate)),
+        )
+        .route(
+            "/api/index/policy",
+            post(routes::admin::policy).route_layer(middleware::from_fn(super::state_change::gate)),
+        )
         .route("/login", get(login))
         .fallback(fallback)
         .method_not_allowed_fallback(method_not_allowed)
@@ -197,7 +205,7 @@ async fn method_not_allowed() -> Response {
     ApiError::new(
         StatusCode::METHOD_NOT_ALLOWED,
         "method_not_allowed",
-        "only GET is supported",
+        "this method is not supported here (state changes are POST, everything else GET)",
     )
     .into_response()
 }

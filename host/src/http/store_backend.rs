@@ -9,6 +9,7 @@ use crate::store::StoreError;
 use recall_core::model::Manifest;
 use recall_core::Catalog;
 use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -22,6 +23,8 @@ pub struct StoreBackend {
     indexer: Arc<Indexer>,
     catalog: StoreCatalog,
     indexing: bool,
+    /// The store policy's `enabled`, changeable while serving.
+    enabled: AtomicBool,
     demo: bool,
 }
 
@@ -45,8 +48,20 @@ impl StoreBackend {
             indexer,
             catalog,
             indexing,
+            enabled: AtomicBool::new(true),
             demo: false,
         }
+    }
+
+    /// Starts with the store policy's `enabled` (a disabled store is served
+    /// as it is: no sweeps until it is enabled again).
+    pub fn with_enabled(self, enabled: bool) -> StoreBackend {
+        self.enabled.store(enabled, Ordering::Relaxed);
+        self
+    }
+
+    fn sweeping(&self) -> bool {
+        self.indexing && self.enabled.load(Ordering::Relaxed)
     }
 
     /// Marks this backend as serving the bundled demo home (the dashboard
@@ -101,7 +116,7 @@ impl Backend for StoreBackend {
     fn status(&self) -> IndexStatus {
         let p = self.indexer.progress().snapshot();
         IndexStatus {
-            enabled: self.indexing,
+            enabled: self.sweeping(),
             phase: p.phase,
             files_indexed: p.indexed_so_far(),
             files_due: p.files_due.saturating_sub(p.files_done),
@@ -125,6 +140,46 @@ impl Backend for StoreBackend {
         Some(self.indexer.options().retention_days).filter(|&d| d > 0)
     }
 
+    fn clear(&self) -> Result<serde_json::Value, BackendError> {
+        let m = self.catalog.store().clear().map_err(err)?;
+        Ok(serde_json::json!({"store_id": m.store_id, "revision": m.revision}))
+    }
+
+    fn set_policy(
+        &self,
+        enabled: Option<bool>,
+        history_days: Option<u32>,
+    ) -> Result<serde_json::Value, BackendError> {
+        use crate::store::policy;
+        let store = self.catalog.store();
+        let msg = |e: policy::PolicyError| BackendError::new(e.to_string());
+        let mut p = policy::load(store.dir()).map_err(msg)?;
+        let now = self
+            .indexer
+            .options()
+            .now_ms
+            .unwrap_or_else(crate::store::wall_ms);
+        let retires = match history_days {
+            Some(d) => policy::would_retire(&*self.manifest()?, now, d).len(),
+            None => 0,
+        };
+        if let Some(e) = enabled {
+            p.enabled = e;
+        }
+        if let Some(d) = history_days {
+            p.history_days = d;
+        }
+        policy::save(store.dir(), &p).map_err(msg)?;
+        self.enabled.store(p.enabled, Ordering::Relaxed);
+        // The running indexer keeps the history window it started with.
+        let restart = p.history_days != self.indexer.options().retention_days;
+        Ok(serde_json::json!({
+            "policy": p,
+            "retires": retires,
+            "restart_needed": restart,
+        }))
+    }
+
     fn demo(&self) -> bool {
         self.demo
     }
@@ -134,6 +189,9 @@ impl Backend for StoreBackend {
     }
 
     fn sweep(&self) -> Result<(), BackendError> {
+        if !self.sweeping() {
+            return Ok(());
+        }
         match self.indexer.tick(FULL_SWEEP_EVERY) {
             Some(Err(e)) => Err(BackendError::new(e.to_string())),
             _ => Ok(()),
@@ -141,7 +199,7 @@ impl Backend for StoreBackend {
     }
 
     fn refresh(&self, max_age: Duration) {
-        if !self.indexing {
+        if !self.sweeping() {
             return;
         }
         if let Some(Err(e)) = self.indexer.refresh(max_age) {
