@@ -63,6 +63,14 @@ pub trait Backend: Send + Sync + 'static {
     /// and never waiting behind a sweep that is already running.
     fn refresh(&self, max_age: Duration);
 
+    /// `freshness=wait-until-current`: brings the index up to date with the
+    /// sources now (waiting for a sweep already running), reporting a
+    /// failure. The default is the query-time refresh.
+    fn reconcile(&self) -> Result<(), BackendError> {
+        self.refresh(Duration::ZERO);
+        Ok(())
+    }
+
     /// The agent directories this server's indexer looks in, with their
     /// source (the dashboard's empty state lists them). Empty without one.
     fn roots(&self) -> Vec<(recall_core::model::Source, PathBuf)> {

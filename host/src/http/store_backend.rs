@@ -140,6 +140,18 @@ impl Backend for StoreBackend {
         Some(self.indexer.options().retention_days).filter(|&d| d > 0)
     }
 
+    fn reconcile(&self) -> Result<(), BackendError> {
+        // A disabled store is served as it is: nothing to reconcile.
+        if !self.sweeping() {
+            return Ok(());
+        }
+        // `sweep` waits for a sweep already running, then runs its own.
+        self.indexer
+            .sweep()
+            .map(|_| ())
+            .map_err(|e| BackendError::new(e.to_string()))
+    }
+
     fn clear(&self) -> Result<serde_json::Value, BackendError> {
         let m = self.catalog.store().clear().map_err(err)?;
         Ok(serde_json::json!({"store_id": m.store_id, "revision": m.revision}))
