@@ -278,9 +278,7 @@ fn reference(index: &MemIndex, shards: &[Shard], req: &Request) -> Vec<SessionHi
                 best_ts_ms: hits[0].ts_ms,
                 updated_ms: meta.updated_ms,
                 messages: meta.messages,
-                relevance: relevance.then(|| recall_core::response::Relevance {
-                    score: m[0].1 as u64,
-                }),
+                relevance: relevance.then(|| recall_core::response::Relevance { score: m[0].1 }),
                 total_hits: m.len() as u64,
                 source_gone: entry.source_gone,
                 source_presence: presence,

@@ -6,9 +6,15 @@
 
 mod http_support;
 
-use http_support::{demo_backend, request, serve};
-use recall_host::http::ServeOptions;
+use http_support::{demo_backend, request, serve, TempDir, NOW};
+use recall_host::arena::Arena;
+use recall_host::catalog::StoreCatalog;
+use recall_host::extract::Roots;
+use recall_host::http::{ServeOptions, StoreBackend};
+use recall_host::index::{IndexOptions, Indexer};
+use recall_host::store::Store;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 #[test]
 fn only_same_origin_posts_with_the_header_change_state() {
@@ -85,4 +91,59 @@ fn only_same_origin_posts_with_the_header_change_state() {
     assert_ne!(after["store_id"], before["store_id"], "a new store id");
     assert_eq!(after["sessions"], 0);
     assert!(policy.exists(), "clearing keeps the policy");
+}
+
+#[test]
+fn after_a_clear_the_index_is_building_until_rebuilt_never_current_and_empty() {
+    let home = TempDir::new("clear-rebuild");
+    recall_host::demo::write_at(&home.0, NOW).expect("demo home");
+    let store = Arc::new(
+        Store::open(&recall_host::store::store_dir(&home.0.join(".recall"))).expect("store"),
+    );
+    let mut opts = IndexOptions::new(Roots::resolve(&home.0, |_| None));
+    opts.retention_days = 0;
+    opts.now_ms = Some(NOW);
+    opts.workers = 1;
+    let indexer = Arc::new(Indexer::new(store.clone(), opts));
+    indexer.sweep().expect("backfill");
+    let catalog = StoreCatalog::new(store, Arc::new(Arena::new(64 << 20)));
+    let backend = Arc::new(StoreBackend::new(indexer, catalog, true));
+    let s = serve(backend, ServeOptions::default());
+    let addr = s.addr();
+    let status = || request(addr, "GET", "/api/index/status", &[]).json();
+    let all = status()["sessions"].as_u64().unwrap();
+    assert!(all > 0);
+    let origin = format!("http://{addr}");
+    let r = request(
+        addr,
+        "POST",
+        "/api/index/clear",
+        &[("X-Recall-Action", "1"), ("Origin", origin.as_str())],
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        // Each answer on its own: either still rebuilding (and saying so),
+        // or complete — never "current" or "ready" over a half-empty index.
+        let search = request(addr, "GET", "/api/sessions/message-search?q=tide", &[]).json();
+        let st = status();
+        let complete = st["sessions"].as_u64() == Some(all);
+        if !complete {
+            assert_eq!(
+                st["phase"], "indexing",
+                "an incomplete index is not current: {st}"
+            );
+        }
+        if search["state"] != "building" {
+            assert!(
+                !search["sessions"].as_array().unwrap().is_empty(),
+                "a ready answer over a cleared index: {search}"
+            );
+        }
+        if complete && st["phase"] != "indexing" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "never rebuilt: {st}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }

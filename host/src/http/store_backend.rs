@@ -25,6 +25,9 @@ pub struct StoreBackend {
     indexing: bool,
     /// The store policy's `enabled`, changeable while serving.
     enabled: AtomicBool,
+    /// Cleared through this server and not yet rebuilt: searches answer
+    /// `building`, status says `indexing`.
+    rebuilding: AtomicBool,
     demo: bool,
 }
 
@@ -49,6 +52,7 @@ impl StoreBackend {
             catalog,
             indexing,
             enabled: AtomicBool::new(true),
+            rebuilding: AtomicBool::new(false),
             demo: false,
         }
     }
@@ -117,7 +121,11 @@ impl Backend for StoreBackend {
         let p = self.indexer.progress().snapshot();
         IndexStatus {
             enabled: self.sweeping(),
-            phase: p.phase,
+            phase: if self.rebuilding.load(Ordering::Relaxed) && self.sweeping() {
+                crate::index::Phase::Indexing
+            } else {
+                p.phase
+            },
             files_indexed: p.indexed_so_far(),
             files_due: p.files_due.saturating_sub(p.files_done),
             files_failed: p.files_failed,
@@ -146,14 +154,18 @@ impl Backend for StoreBackend {
             return Ok(());
         }
         // `sweep` waits for a sweep already running, then runs its own.
-        self.indexer
-            .sweep()
-            .map(|_| ())
-            .map_err(|e| BackendError::new(e.to_string()))
+        let r = self.indexer.sweep();
+        if r.is_ok() {
+            self.rebuilding.store(false, Ordering::Relaxed);
+        }
+        r.map(|_| ()).map_err(|e| BackendError::new(e.to_string()))
     }
 
     fn clear(&self) -> Result<serde_json::Value, BackendError> {
         let m = self.catalog.store().clear().map_err(err)?;
+        // Until the rebuild (started by the route) finishes, an empty index
+        // is not "current".
+        self.rebuilding.store(self.sweeping(), Ordering::Relaxed);
         Ok(serde_json::json!({"store_id": m.store_id, "revision": m.revision}))
     }
 
@@ -197,7 +209,7 @@ impl Backend for StoreBackend {
     }
 
     fn building(&self) -> bool {
-        !self.indexer.backfilled()
+        !self.indexer.backfilled() || self.rebuilding.load(Ordering::Relaxed)
     }
 
     fn sweep(&self) -> Result<(), BackendError> {

@@ -1,6 +1,8 @@
 //! `POST /api/index/clear` and `POST /api/index/policy`: the state-changing
 //! routes, behind [`crate::http::state_change`] (custom header, same
-//! origin; the guard's token off loopback). `policy` takes `enabled=true|false`
+//! origin; the guard's token off loopback). A clear starts the rebuild at
+//! once (searches answer `building` and status `indexing` until it is
+//! done). `policy` takes `enabled=true|false`
 //! and/or `history_days=N` in the query string and answers the policy now
 //! stored, how many indexed sessions the new window retires at the next sweep
 //! (`retires`), and whether the running indexer needs a restart to use the
@@ -15,14 +17,23 @@ use axum::response::Response;
 /// `POST /api/index/clear`.
 pub async fn clear(State(st): State<AppState>, _q: QueryPairs) -> Response {
     let backend = st.backend.clone();
-    respond(
-        blocking(move || {
-            let mut v = backend.clear()?;
-            v["ok"] = true.into();
-            Ok(json_value(&v))
-        })
-        .await,
-    )
+    let cleared = blocking(move || {
+        let mut v = backend.clear()?;
+        v["ok"] = true.into();
+        Ok(json_value(&v))
+    })
+    .await;
+    if cleared.is_ok() {
+        // Rebuild now, not at the next periodic sweep (searches answer
+        // `building` meanwhile).
+        let backend = st.backend.clone();
+        tokio::task::spawn_blocking(move || {
+            if let Err(e) = backend.reconcile() {
+                tracing::warn!(target: "recall::index", error = %e, "rebuild after clear failed");
+            }
+        });
+    }
+    respond(cleared)
 }
 
 /// `POST /api/index/policy`.
