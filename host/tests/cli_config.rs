@@ -121,6 +121,10 @@ fn disabled_stops_the_indexer_and_keeps_the_index_searchable() {
     assert_eq!(out, "enabled = false\n");
     let err = fails(&home, &["index"]);
     assert!(err.contains("indexing is disabled"), "{err}");
+    let st: serde_json::Value =
+        serde_json::from_str(&ok(&home, &["status", "--json"]).0).expect("json");
+    assert_eq!(st["enabled"], false);
+    assert_eq!(st["policy"]["enabled"], false);
     // Search answers from the index as it is, and says why it is not refreshed.
     let out = recall_at(&home, &["search", "--json", "tide"]);
     assert_eq!(out.status.code(), Some(0));
