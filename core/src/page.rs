@@ -5,7 +5,10 @@ use crate::cursor::{fingerprint, Cursor, SortKey, VERSION};
 use crate::matching::{Found, Terms};
 use crate::model::{Manifest, Source};
 use crate::query::{Query, Sort};
-use crate::response::{Coverage, Hit, PartialReason, Response, SessionHits, State};
+use crate::response::{
+    Coverage, Hit, PartialReason, Relevance, Response, SessionHits, SourcePresence, State,
+    Truncated,
+};
 use crate::snippet::snippet;
 use std::collections::BTreeMap;
 
@@ -42,6 +45,11 @@ pub fn page(
         sessions: Vec::new(),
         cursor: None,
         coverage: coverage(manifest),
+        truncated: Truncated {
+            candidates: outcome.partial.is_some(),
+            ..Truncated::default()
+        },
+        window_days: None,
         hosts: None,
         took_ms: 0,
     };
@@ -60,6 +68,7 @@ pub fn page(
             break;
         }
         size += len;
+        response.truncated.snippets += s.total_hits.saturating_sub(s.hits.len() as u64);
         response.sessions.push(s);
     }
     let make_cursor = |after: SortKey| {
@@ -139,6 +148,7 @@ fn render(f: &Found, manifest: &Manifest, terms: &Terms) -> SessionHits {
             }
         })
         .collect::<Vec<_>>();
+    let presence = SourcePresence::of(f.source_gone, &meta.paths);
     SessionHits {
         session_key: f.key.clone(),
         source: meta.source,
@@ -147,9 +157,17 @@ fn render(f: &Found, manifest: &Manifest, terms: &Terms) -> SessionHits {
         cwd: meta.cwd.clone(),
         branch: meta.branch.clone(),
         best_ts_ms: hits.first().map_or(f.sort_key.ts, |h| h.ts_ms),
+        updated_ms: meta.updated_ms,
+        messages: meta.messages,
+        relevance: f.sort_key.score.map(|score| Relevance { score }),
         total_hits: f.total_hits,
         source_gone: f.source_gone,
-        resume: meta.resume.clone(),
+        source_presence: presence,
+        // A command that resumes files that are not there helps no one.
+        resume: meta
+            .resume
+            .clone()
+            .filter(|_| presence == SourcePresence::Present),
         hits,
         host: None,
     }

@@ -22,11 +22,67 @@ pub struct Response {
     pub cursor: Option<String>,
     /// What the manifest covers, per source.
     pub coverage: BTreeMap<String, Coverage>,
+    /// What this answer left out, and why (Orca's `truncated` block).
+    #[serde(default)]
+    pub truncated: Truncated,
+    /// The store's history window in days (its policy), `None` when the
+    /// caller has none or keeps everything. Set by the host.
+    #[serde(default)]
+    pub window_days: Option<u32>,
     /// Team search only: every host searched or skipped (absent otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hosts: Option<Vec<HostCoverage>>,
     /// Milliseconds spent, by the clock the host passed in.
     pub took_ms: u64,
+}
+
+/// What an answer left out (DESIGN.md §4, Orca's `truncated`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Truncated {
+    /// The candidate scan stopped early (a deadline or the load budget):
+    /// sessions beyond it may match too.
+    pub candidates: bool,
+    /// Matching records on this page whose snippet is not given (each
+    /// session shows at most 3 of its `total_hits`).
+    pub snippets: u64,
+    /// The query itself was cut. Always false here: a query past the limits
+    /// is refused with a 400 instead.
+    pub query: bool,
+    /// `freshness=wait-until-current` searched before the index was current
+    /// (set by the host).
+    pub freshness: bool,
+}
+
+/// Whether a session's source files can be vouched for (Orca's presence).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SourcePresence {
+    /// Its files were there at the last sweep.
+    Present,
+    /// Nothing says where they are (no file listed).
+    Unverifiable,
+    /// The indexer found them gone.
+    Missing,
+}
+
+impl SourcePresence {
+    /// The presence of a session from its manifest entry's facts.
+    pub fn of(source_gone: bool, paths: &[String]) -> SourcePresence {
+        if source_gone {
+            SourcePresence::Missing
+        } else if paths.is_empty() {
+            SourcePresence::Unverifiable
+        } else {
+            SourcePresence::Present
+        }
+    }
+}
+
+/// How a session ranks under `sort=relevance`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Relevance {
+    /// Occurrences of the terms in its best record.
+    pub score: u64,
 }
 
 /// Whether the answer is complete.
@@ -105,17 +161,33 @@ pub struct SessionHits {
     pub branch: Option<String>,
     /// `ts_ms` of the first hit.
     pub best_ts_ms: i64,
+    /// Newest message of the session.
+    #[serde(default)]
+    pub updated_ms: Option<i64>,
+    /// User and assistant records of the session.
+    #[serde(default)]
+    pub messages: u64,
+    /// Under `sort=relevance`: the session's score.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relevance: Option<Relevance>,
     /// Number of matching records (uncapped).
     pub total_hits: u64,
     /// True when the source files are gone.
     pub source_gone: bool,
-    /// The resume command.
+    /// Whether the source files can be vouched for.
+    #[serde(default = "unverifiable")]
+    pub source_presence: SourcePresence,
+    /// The resume command; only for a present source.
     pub resume: Option<String>,
     /// Up to 3 hits.
     pub hits: Vec<Hit>,
     /// Team search: the host it comes from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<HostRef>,
+}
+
+fn unverifiable() -> SourcePresence {
+    SourcePresence::Unverifiable
 }
 
 /// One matching record.

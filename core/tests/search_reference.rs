@@ -5,7 +5,7 @@ use proptest::prelude::*;
 use recall_core::fold::{fold, fold_str};
 use recall_core::model::*;
 use recall_core::query::{parse_terms, Request};
-use recall_core::response::{Hit, Response, SessionHits};
+use recall_core::response::{Hit, Response, SessionHits, SourcePresence};
 use recall_core::MemIndex;
 use std::collections::BTreeMap;
 
@@ -261,6 +261,11 @@ fn reference(index: &MemIndex, shards: &[Shard], req: &Request) -> Vec<SessionHi
             })
             .collect();
         let meta = &shard.session;
+        let presence = match (entry.source_gone, meta.paths.is_empty()) {
+            (true, _) => SourcePresence::Missing,
+            (false, true) => SourcePresence::Unverifiable,
+            (false, false) => SourcePresence::Present,
+        };
         out.push((
             rank,
             key.clone(),
@@ -272,9 +277,17 @@ fn reference(index: &MemIndex, shards: &[Shard], req: &Request) -> Vec<SessionHi
                 cwd: meta.cwd.clone(),
                 branch: meta.branch.clone(),
                 best_ts_ms: hits[0].ts_ms,
+                updated_ms: meta.updated_ms,
+                messages: meta.messages,
+                relevance: relevance.then(|| recall_core::response::Relevance { score: m[0].1 }),
                 total_hits: m.len() as u64,
                 source_gone: entry.source_gone,
-                resume: meta.resume.clone(),
+                source_presence: presence,
+                resume: if presence == SourcePresence::Present {
+                    meta.resume.clone()
+                } else {
+                    None
+                },
                 hits,
                 host: None,
             },

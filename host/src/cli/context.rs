@@ -33,6 +33,8 @@ pub struct Context {
     pub indexer: Indexer,
     /// The clock for retention and horizons (epoch ms).
     pub now_ms: i64,
+    /// The store's index policy (after an explicit `--retention-days`).
+    pub policy: crate::store::policy::Policy,
 }
 
 impl Context {
@@ -58,16 +60,19 @@ impl Context {
             Store::open(&dir)
                 .with_context(|| format!("cannot open the store at {}", dir.display()))?,
         );
+        let now_ms = g.now.unwrap_or_else(store::wall_ms);
+        let policy = super::config::resolve(&store, g, now_ms)?;
         let roots = Roots::resolve(&home, env);
         let mut opts = IndexOptions::new(roots);
-        opts.retention_days = g.retention_days;
+        opts.retention_days = policy.history_days;
         opts.now_ms = g.now;
         let indexer = Indexer::new(store.clone(), opts);
         Ok(Context {
             home,
             store,
             indexer,
-            now_ms: g.now.unwrap_or_else(store::wall_ms),
+            now_ms,
+            policy,
         })
     }
 
@@ -76,6 +81,12 @@ impl Context {
     /// another process (`recall clear`) starts again on the new store, a few
     /// times at most.
     pub fn sweep(&self) -> anyhow::Result<SweepReport> {
+        if !self.policy.enabled {
+            anyhow::bail!(
+                "indexing is disabled for this store (the index stays searchable); \
+                 `recall config set enabled true` turns it back on"
+            );
+        }
         let mut attempts = 0;
         loop {
             let bar = bar::Bar::start(self.indexer.progress().clone());
@@ -92,8 +103,13 @@ impl Context {
 
     /// The query-time refresh: the first backfill runs in full (with a
     /// progress bar), later a sweep runs when the last is older than 1 s. A
-    /// failed sweep is reported and the query answers from the store as it is.
+    /// failed sweep is reported and the query answers from the store as it is;
+    /// so does a store whose policy disables indexing (said on stderr).
     pub fn refresh(&self) {
+        if !self.policy.enabled {
+            eprintln!("recall: indexing is disabled for this store: searching the index as it is");
+            return;
+        }
         let result = if self.indexer.backfilled() {
             match self.indexer.refresh(REFRESH_AFTER) {
                 Some(r) => r.map(|_| ()).map_err(anyhow::Error::from),

@@ -10,6 +10,7 @@ mod bar;
 mod bench;
 mod clear;
 mod completions;
+mod config;
 mod context;
 pub(crate) mod daemon;
 mod demo;
@@ -59,9 +60,11 @@ pub struct Globals {
     /// Fix the clock (epoch ms) used for retention and horizons.
     #[arg(long, global = true, value_name = "MS")]
     pub now: Option<i64>,
-    /// Drop sessions whose newest message is older than N days (0 keeps everything).
-    #[arg(long, global = true, value_name = "N", default_value_t = crate::store::retention::DEFAULT_RETENTION_DAYS)]
-    pub retention_days: u32,
+    /// Set the store's history policy to N days first, exactly as `recall
+    /// config set history-days N` (0 keeps everything); without it every
+    /// command uses the stored policy (default 90).
+    #[arg(long, global = true, value_name = "N")]
+    pub retention_days: Option<u32>,
 }
 
 /// The commands.
@@ -81,6 +84,8 @@ pub enum Command {
     Trace(trace::TraceArgs),
     /// Show the store and the indexer's state.
     Status(status::StatusArgs),
+    /// Show or change the store's index policy: `config get|set history-days N`, `config set enabled true|false`.
+    Config(config::ConfigArgs),
     /// Empty the store (a new store id expires every cursor).
     Clear(clear::ClearArgs),
     /// Index continuously and serve search, sessions and shards over HTTP (127.0.0.1:7979).
@@ -164,6 +169,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Found> {
         Command::Trace(a) => trace::run(g, a),
         Command::Status(a) => status::run(g, a),
         Command::Clear(a) => clear::run(g, a),
+        Command::Config(a) => config::run(g, a),
         Command::Serve(a) => serve::run(g, a),
         Command::Demo(a) => demo::run(g, a),
         Command::Export(a) => export::run(g, a),

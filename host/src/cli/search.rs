@@ -151,7 +151,10 @@ pub fn run(g: &Globals, a: SearchArgs) -> anyhow::Result<Found> {
                 ..Budgets::default()
             };
             match catalog.search(&query, building, budgets) {
-                Ok(r) => r,
+                Ok(mut r) => {
+                    r.window_days = Some(ctx.policy.history_days).filter(|&d| d > 0);
+                    r
+                }
                 Err(e) => return Err(fail(&a, &e)),
             }
         }

@@ -36,6 +36,10 @@ pub struct ServeArgs {
     /// Seconds between index sweeps.
     #[arg(long, value_name = "SECS", default_value_t = 30)]
     pub sweep_interval: u64,
+    /// Let clients on other machines download source files through export
+    /// (they never get file paths or resume commands either way).
+    #[arg(long)]
+    pub allow_remote_export: bool,
     /// Serve the store as it is: no backfill, no sweeps.
     #[arg(long)]
     pub no_index: bool,
@@ -94,6 +98,7 @@ impl ServeArgs {
             refresh_after: super::context::REFRESH_AFTER,
             stop_on_ctrl_c: true,
             conn: Default::default(),
+            allow_remote_export: self.allow_remote_export,
         })
     }
 }
@@ -158,14 +163,27 @@ pub fn serve_home(
 ) -> anyhow::Result<Found> {
     init_logging();
     limit_malloc_arenas();
+    // The store's policy may disable indexing: then the index is served as
+    // it is, and status says the indexer is off.
+    let enabled = crate::store::policy::load(store.dir())?.enabled;
+    let indexing = !a.no_index;
+    if !enabled {
+        eprintln!(
+            "recall: indexing is disabled for this store (`recall config set enabled true`); \
+             serving the index as it is"
+        );
+    }
     let indexer = Arc::new(Indexer::new(store.clone(), opts));
     let catalog = StoreCatalog::new(
         store.clone(),
         Arc::new(Arena::new(a.arena_mib.max(1) << 20)),
     );
     let local = catalog.clone();
-    let backend: Arc<dyn crate::http::backend::Backend> =
-        Arc::new(StoreBackend::new(indexer, catalog, !a.no_index).serving_demo(demo));
+    let backend: Arc<dyn crate::http::backend::Backend> = Arc::new(
+        StoreBackend::new(indexer, catalog, indexing)
+            .with_enabled(enabled)
+            .serving_demo(demo),
+    );
     let backend = match &a.remote {
         Some(url) => super::team::backend(backend, local, url, a.host_name.as_deref())?,
         None => backend,
@@ -177,7 +195,7 @@ pub fn serve_home(
         "recall: serving http://{} (store {}{})",
         server.addr(),
         store.dir().display(),
-        if a.no_index {
+        if !indexing || !enabled {
             String::new()
         } else {
             format!(", sweeping every {} s", a.sweep_interval.max(1))
@@ -220,8 +238,10 @@ pub fn open_home_store(home: &Path, g: &Globals) -> anyhow::Result<(Arc<Store>, 
     let store = Arc::new(
         Store::open(&dir).with_context(|| format!("cannot open the store at {}", dir.display()))?,
     );
+    let now_ms = g.now.unwrap_or_else(crate::store::wall_ms);
+    let policy = super::config::resolve(&store, g, now_ms)?;
     let mut opts = IndexOptions::new(Roots::resolve(home, |_| None));
-    opts.retention_days = g.retention_days;
+    opts.retention_days = policy.history_days;
     opts.now_ms = g.now;
     Ok((store, opts))
 }

@@ -43,6 +43,8 @@ pub struct Status {
     pub backfilled: bool,
     /// Parser version of the manifest.
     pub parser_version: u32,
+    /// The store's index policy.
+    pub policy: crate::store::policy::Policy,
 }
 
 /// Runs `recall status`.
@@ -68,7 +70,7 @@ pub fn run(g: &Globals, a: StatusArgs) -> anyhow::Result<Found> {
     };
     let s = Status {
         index: IndexStatus {
-            enabled: true,
+            enabled: ctx.policy.enabled,
             phase,
             files_indexed: m.sessions.values().map(|e| e.files.len() as u64).sum(),
             files_due: plan.files_due(),
@@ -87,6 +89,7 @@ pub fn run(g: &Globals, a: StatusArgs) -> anyhow::Result<Found> {
         generation_bytes,
         backfilled: st.backfilled,
         parser_version: m.parser_version,
+        policy: ctx.policy,
     };
     if a.json {
         outln!("{}", serde_json::to_string(&s)?)?;
@@ -126,6 +129,18 @@ pub fn run(g: &Globals, a: StatusArgs) -> anyhow::Result<Found> {
             }
         )?;
     }
+    outln!(
+        "policy      indexing {}, history {}",
+        if s.policy.enabled {
+            "enabled"
+        } else {
+            "disabled"
+        },
+        match s.policy.history_days {
+            0 => "kept in full".to_string(),
+            d => format!("{d} days"),
+        }
+    )?;
     outln!(
         "last sweep  {}{}",
         minute_opt(s.index.last_sweep_ms),

@@ -63,10 +63,40 @@ pub trait Backend: Send + Sync + 'static {
     /// and never waiting behind a sweep that is already running.
     fn refresh(&self, max_age: Duration);
 
+    /// `freshness=wait-until-current`: brings the index up to date with the
+    /// sources now (waiting for a sweep already running), reporting a
+    /// failure. The default is the query-time refresh.
+    fn reconcile(&self) -> Result<(), BackendError> {
+        self.refresh(Duration::ZERO);
+        Ok(())
+    }
+
     /// The agent directories this server's indexer looks in, with their
     /// source (the dashboard's empty state lists them). Empty without one.
     fn roots(&self) -> Vec<(recall_core::model::Source, PathBuf)> {
         Vec::new()
+    }
+
+    /// The history window of the store's policy in days (`None` = keeps
+    /// everything, or no policy): the response's `window_days`.
+    fn window_days(&self) -> Option<u32> {
+        None
+    }
+
+    /// Deletes the index (a new store id; never a transcript): `POST
+    /// /api/index/clear`. Returns `{store_id, revision}`.
+    fn clear(&self) -> Result<serde_json::Value, BackendError> {
+        Err(BackendError::new("this server has no store to clear"))
+    }
+
+    /// Changes the store's policy (`POST /api/index/policy`); returns the
+    /// policy now stored and what the change retires.
+    fn set_policy(
+        &self,
+        _enabled: Option<bool>,
+        _history_days: Option<u32>,
+    ) -> Result<serde_json::Value, BackendError> {
+        Err(BackendError::new("this server has no store policy"))
     }
 
     /// Whether this server serves the bundled demo home.

@@ -10,12 +10,15 @@
 
 use super::errors::ApiError;
 use super::headers::CSP;
+use axum::extract::ConnectInfo;
 use axum::http::StatusCode;
 use axum::Router;
+use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use std::future::Future;
 use std::io;
+use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{ready, Context, Poll};
@@ -24,6 +27,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
 use tokio::time::{Instant, Sleep};
+use tower::ServiceExt;
 
 /// Limits on connections.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,9 +69,9 @@ pub async fn serve(
     let (close_tx, close_rx) = watch::channel(false);
     tokio::pin!(shutdown);
     loop {
-        let stream = tokio::select! {
+        let (stream, peer) = tokio::select! {
             r = listener.accept() => match r {
-                Ok((s, _)) => s,
+                Ok(conn) => conn,
                 Err(e) => {
                     // Out of file descriptors and the like: back off a little.
                     tracing::warn!(target: "recall::http", error = %e, "accept failed");
@@ -82,6 +86,7 @@ pub async fn serve(
             Ok(permit) => {
                 tokio::spawn(serve_one(
                     stream,
+                    peer,
                     app.clone(),
                     limits,
                     permit,
@@ -101,12 +106,19 @@ pub async fn serve(
 
 async fn serve_one(
     stream: TcpStream,
+    peer: SocketAddr,
     app: Router,
     limits: ConnLimits,
     _slot: OwnedSemaphorePermit,
     mut close: watch::Receiver<bool>,
 ) {
     let io = TokioIo::new(Guarded::new(stream, limits.idle));
+    // The peer address rides on every request: what a client may see
+    // depends on it (`super::exposure`).
+    let app = app.map_request(move |mut req: axum::extract::Request<Incoming>| {
+        req.extensions_mut().insert(ConnectInfo(peer));
+        req
+    });
     let service = TowerToHyperService::new(app);
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder

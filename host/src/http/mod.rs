@@ -8,13 +8,15 @@
 //! [`limits`] (429, sizes), [`conn`] (connection cap and timeouts),
 //! [`query`] (strict query-string decoding), [`errors`] (the §7 error body),
 //! [`logging`] (no query text, ever), [`assets`] (the embedded front end),
-//! [`locate`], [`lineage`], [`export`].
+//! [`exposure`] (what a remote client may see), [`state_change`] (the POST gate), [`locate`], [`lineage`],
+//! [`export`].
 
 pub mod assets;
 pub mod backend;
 pub mod conn;
 pub mod errors;
 pub mod export;
+pub mod exposure;
 pub mod headers;
 pub mod limits;
 pub mod lineage;
@@ -26,10 +28,12 @@ pub mod query;
 pub mod routes;
 pub mod security;
 mod server;
+pub mod state_change;
 pub mod store_backend;
 
 pub use backend::{Backend, BackendError, IndexStatus, Phase};
 pub use conn::ConnLimits;
+pub use exposure::Exposure;
 pub use mem::MemBackend;
 pub use security::Security;
 pub use server::{router, AppState, ServeError, ServeOptions, Server};

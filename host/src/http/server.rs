@@ -12,7 +12,7 @@ use super::{assets, headers, logging, routes};
 use axum::extract::State;
 use axum::http::{StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::{middleware, Router};
 use std::any::Any;
 use std::net::SocketAddr;
@@ -42,6 +42,9 @@ pub struct AppState {
     pub logins: Option<Arc<Logins>>,
     /// A search first refreshes the index when the last sweep is older.
     pub refresh_after: Duration,
+    /// Remote clients may download source files through export
+    /// (`--allow-remote-export`).
+    pub allow_remote_export: bool,
 }
 
 impl AppState {
@@ -54,6 +57,7 @@ impl AppState {
             locates: Slots::named(limits::MAX_CONCURRENT_LOCATES, "locates"),
             logins: None,
             refresh_after,
+            allow_remote_export: false,
         }
     }
 }
@@ -75,6 +79,8 @@ pub struct ServeOptions {
     pub stop_on_ctrl_c: bool,
     /// Connection cap and timeouts.
     pub conn: ConnLimits,
+    /// Remote clients may download source files through export.
+    pub allow_remote_export: bool,
 }
 
 impl Default for ServeOptions {
@@ -87,6 +93,7 @@ impl Default for ServeOptions {
             refresh_after: Duration::from_secs(1),
             stop_on_ctrl_c: false,
             conn: ConnLimits::default(),
+            allow_remote_export: false,
         }
     }
 }
@@ -156,6 +163,14 @@ pub fn router(state: AppState, security: Security) -> Router {
             "/api/index/generations/{file}",
             get(routes::shards::generation),
         )
+        .route(
+            "/api/index/clear",
+            post(routes::admin::clear).route_layer(middleware::from_fn(super::state_change::gate)),
+        )
+        .route(
+            "/api/index/policy",
+            post(routes::admin::policy).route_layer(middleware::from_fn(super::state_change::gate)),
+        )
         .route("/login", get(login))
         .fallback(fallback)
         .method_not_allowed_fallback(method_not_allowed)
@@ -190,7 +205,7 @@ async fn method_not_allowed() -> Response {
     ApiError::new(
         StatusCode::METHOD_NOT_ALLOWED,
         "method_not_allowed",
-        "only GET is supported",
+        "this method is not supported here (state changes are POST, everything else GET)",
     )
     .into_response()
 }
@@ -241,6 +256,7 @@ impl Server {
         };
         let mut state = AppState::new(backend.clone(), opts.refresh_after);
         state.logins = logins.clone();
+        state.allow_remote_export = opts.allow_remote_export;
         let app = router(state, opts.security.clone());
         let limits = opts.conn;
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();

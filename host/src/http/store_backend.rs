@@ -9,6 +9,7 @@ use crate::store::StoreError;
 use recall_core::model::Manifest;
 use recall_core::Catalog;
 use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -22,6 +23,11 @@ pub struct StoreBackend {
     indexer: Arc<Indexer>,
     catalog: StoreCatalog,
     indexing: bool,
+    /// The store policy's `enabled`, changeable while serving.
+    enabled: AtomicBool,
+    /// Cleared through this server and not yet rebuilt: searches answer
+    /// `building`, status says `indexing`.
+    rebuilding: AtomicBool,
     demo: bool,
 }
 
@@ -45,8 +51,21 @@ impl StoreBackend {
             indexer,
             catalog,
             indexing,
+            enabled: AtomicBool::new(true),
+            rebuilding: AtomicBool::new(false),
             demo: false,
         }
+    }
+
+    /// Starts with the store policy's `enabled` (a disabled store is served
+    /// as it is: no sweeps until it is enabled again).
+    pub fn with_enabled(self, enabled: bool) -> StoreBackend {
+        self.enabled.store(enabled, Ordering::Relaxed);
+        self
+    }
+
+    fn sweeping(&self) -> bool {
+        self.indexing && self.enabled.load(Ordering::Relaxed)
     }
 
     /// Marks this backend as serving the bundled demo home (the dashboard
@@ -101,8 +120,12 @@ impl Backend for StoreBackend {
     fn status(&self) -> IndexStatus {
         let p = self.indexer.progress().snapshot();
         IndexStatus {
-            enabled: self.indexing,
-            phase: p.phase,
+            enabled: self.sweeping(),
+            phase: if self.rebuilding.load(Ordering::Relaxed) && self.sweeping() {
+                crate::index::Phase::Indexing
+            } else {
+                p.phase
+            },
             files_indexed: p.indexed_so_far(),
             files_due: p.files_due.saturating_sub(p.files_done),
             files_failed: p.files_failed,
@@ -123,15 +146,78 @@ impl Backend for StoreBackend {
             .collect()
     }
 
+    fn window_days(&self) -> Option<u32> {
+        Some(self.indexer.options().retention_days).filter(|&d| d > 0)
+    }
+
+    fn reconcile(&self) -> Result<(), BackendError> {
+        // A disabled store is served as it is: nothing to reconcile.
+        if !self.sweeping() {
+            return Ok(());
+        }
+        // `sweep` waits for a sweep already running, then runs its own.
+        let r = self.indexer.sweep();
+        if r.is_ok() {
+            self.rebuilding.store(false, Ordering::Relaxed);
+        }
+        r.map(|_| ()).map_err(|e| BackendError::new(e.to_string()))
+    }
+
+    fn clear(&self) -> Result<serde_json::Value, BackendError> {
+        let m = self.catalog.store().clear().map_err(err)?;
+        // Until the rebuild (started by the route) finishes, an empty index
+        // is not "current".
+        self.rebuilding.store(self.sweeping(), Ordering::Relaxed);
+        Ok(serde_json::json!({"store_id": m.store_id, "revision": m.revision}))
+    }
+
+    fn set_policy(
+        &self,
+        enabled: Option<bool>,
+        history_days: Option<u32>,
+    ) -> Result<serde_json::Value, BackendError> {
+        use crate::store::policy;
+        let store = self.catalog.store();
+        let msg = |e: policy::PolicyError| BackendError::new(e.to_string());
+        let mut p = policy::load(store.dir()).map_err(msg)?;
+        let now = self
+            .indexer
+            .options()
+            .now_ms
+            .unwrap_or_else(crate::store::wall_ms);
+        let retires = match history_days {
+            Some(d) => policy::would_retire(&*self.manifest()?, now, d).len(),
+            None => 0,
+        };
+        if let Some(e) = enabled {
+            p.enabled = e;
+        }
+        if let Some(d) = history_days {
+            p.history_days = d;
+        }
+        policy::save(store.dir(), &p).map_err(msg)?;
+        self.enabled.store(p.enabled, Ordering::Relaxed);
+        // The running indexer keeps the history window it started with.
+        let restart = p.history_days != self.indexer.options().retention_days;
+        Ok(serde_json::json!({
+            "policy": p,
+            "retires": retires,
+            "restart_needed": restart,
+        }))
+    }
+
     fn demo(&self) -> bool {
         self.demo
     }
 
     fn building(&self) -> bool {
-        !self.indexer.backfilled()
+        !self.indexer.backfilled() || self.rebuilding.load(Ordering::Relaxed)
     }
 
     fn sweep(&self) -> Result<(), BackendError> {
+        if !self.sweeping() {
+            return Ok(());
+        }
         match self.indexer.tick(FULL_SWEEP_EVERY) {
             Some(Err(e)) => Err(BackendError::new(e.to_string())),
             _ => Ok(()),
@@ -139,7 +225,7 @@ impl Backend for StoreBackend {
     }
 
     fn refresh(&self, max_age: Duration) {
-        if !self.indexing {
+        if !self.sweeping() {
             return;
         }
         if let Some(Err(e)) = self.indexer.refresh(max_age) {

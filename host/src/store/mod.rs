@@ -14,6 +14,7 @@ mod fsutil;
 pub mod generations;
 pub mod lock;
 pub mod manifest;
+pub mod policy;
 pub mod publish;
 mod repair;
 pub mod retention;

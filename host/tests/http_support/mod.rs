@@ -53,19 +53,7 @@ impl Demo {
     /// Writes the demo home, runs the backfill, serves it (no sweeps, so
     /// answers only change when a test changes something).
     pub fn start(tag: &str) -> Demo {
-        let home = TempDir::new(tag);
-        recall_host::demo::write_at(&home.0, NOW).expect("demo home");
-        let store = Arc::new(
-            Store::open(&recall_host::store::store_dir(&home.0.join(".recall"))).expect("store"),
-        );
-        let mut opts = IndexOptions::new(Roots::resolve(&home.0, |_| None));
-        opts.retention_days = 0;
-        opts.now_ms = Some(NOW);
-        opts.workers = 1;
-        let indexer = Arc::new(Indexer::new(store.clone(), opts));
-        indexer.sweep().expect("backfill");
-        let catalog = StoreCatalog::new(store, Arc::new(Arena::new(64 << 20)));
-        let backend = Arc::new(StoreBackend::new(indexer.clone(), catalog, false));
+        let (home, indexer, backend) = demo_backend(tag);
         let server = serve(backend, ServeOptions::default());
         Demo {
             addr: server.addr(),
@@ -78,6 +66,24 @@ impl Demo {
     pub fn get(&self, path: &str) -> Resp {
         get(self.addr, path, &[])
     }
+}
+
+/// The demo home indexed into its own store (backfill done), as a backend.
+pub fn demo_backend(tag: &str) -> (TempDir, Arc<Indexer>, Arc<StoreBackend>) {
+    let home = TempDir::new(tag);
+    recall_host::demo::write_at(&home.0, NOW).expect("demo home");
+    let store = Arc::new(
+        Store::open(&recall_host::store::store_dir(&home.0.join(".recall"))).expect("store"),
+    );
+    let mut opts = IndexOptions::new(Roots::resolve(&home.0, |_| None));
+    opts.retention_days = 0;
+    opts.now_ms = Some(NOW);
+    opts.workers = 1;
+    let indexer = Arc::new(Indexer::new(store.clone(), opts));
+    indexer.sweep().expect("backfill");
+    let catalog = StoreCatalog::new(store, Arc::new(Arena::new(64 << 20)));
+    let backend = Arc::new(StoreBackend::new(indexer.clone(), catalog, false));
+    (home, indexer, backend)
 }
 
 /// Serves `backend` on an ephemeral loopback port without the indexer loop.

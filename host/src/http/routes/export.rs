@@ -4,7 +4,7 @@
 use super::{blocking, respond, QueryPairs};
 use crate::http::errors::ApiError;
 use crate::http::export::{self, ExportError};
-use crate::http::AppState;
+use crate::http::{AppState, Exposure};
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderValue};
@@ -20,9 +20,16 @@ use tokio::sync::mpsc;
 /// written or the client goes away (429 `busy` beyond them).
 pub async fn export(
     State(st): State<AppState>,
+    exposure: Exposure,
     Path(key): Path<String>,
     _q: QueryPairs,
 ) -> Response {
+    if let Err(e) = exposure.require_local(
+        "export (the session's source files)",
+        st.allow_remote_export,
+    ) {
+        return e.into_response();
+    }
     let permit = match st.exports.try_take() {
         Ok(p) => p,
         Err(e) => return respond(Err(e)),

@@ -1,6 +1,7 @@
 //! Route handlers, one module per route family, and what they share: the
 //! query-string reader, the blocking bridge and the JSON response builder.
 
+pub mod admin;
 pub mod export;
 pub mod one_session;
 pub mod search;

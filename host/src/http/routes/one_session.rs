@@ -4,7 +4,7 @@
 
 use super::{blocking, json_value, pairs, param, respond, QueryPairs};
 use crate::http::errors::ApiError;
-use crate::http::AppState;
+use crate::http::{AppState, Exposure};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::Response;
@@ -71,15 +71,17 @@ fn address_of(p: &[(String, String)]) -> Result<Address, ApiError> {
 /// Builds the handler of one query kind.
 pub async fn handle(
     st: AppState,
+    exposure: Exposure,
     key: String,
     q: Result<QueryPairs, ApiError>,
     kind: Kind,
 ) -> Response {
-    respond(run(st, key, q, kind).await)
+    respond(run(st, exposure, key, q, kind).await)
 }
 
 async fn run(
     st: AppState,
+    exposure: Exposure,
     key: String,
     q: Result<QueryPairs, ApiError>,
     kind: Kind,
@@ -100,7 +102,7 @@ async fn run(
             .shard;
         let offset = number(&p, "offset")?.unwrap_or(0);
         let limit = number(&p, "limit")?;
-        let body = match kind {
+        let mut body = match kind {
             Kind::Filter => {
                 let req = FilterRequest {
                     filter: filter_of(&p)?,
@@ -139,6 +141,7 @@ async fn run(
             }
         }
         .map_err(|e| ApiError::internal(e.to_string()))?;
+        exposure.session_json(&mut body);
         Ok(json_value(&body))
     })
     .await
@@ -149,10 +152,11 @@ macro_rules! route {
         /// The handler of one query kind.
         pub async fn $name(
             State(st): State<AppState>,
+            exposure: Exposure,
             Path(key): Path<String>,
             q: Result<QueryPairs, ApiError>,
         ) -> Response {
-            handle(st, key, q, $kind).await
+            handle(st, exposure, key, q, $kind).await
         }
     };
 }

@@ -1,36 +1,69 @@
 //! `GET /api/sessions/message-search` (DESIGN.md §4): at most two at a time,
 //! refreshing the index first when the last sweep is older than a second.
 
-use super::{blocking, json, pairs, respond, QueryPairs, NO_STORE};
+use super::{blocking, json, pairs, param, respond, QueryPairs, NO_STORE};
 use crate::http::errors::ApiError;
-use crate::http::AppState;
+use crate::http::{AppState, Exposure};
 use axum::extract::State;
 use axum::response::Response;
 use recall_core::{search as core_search, Budgets, Request, SearchEnv};
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+/// How long `freshness=wait-until-current` waits for the index to catch up
+/// before searching anyway (with `truncated.freshness: true`).
+pub const FRESHNESS_DEADLINE: Duration = Duration::from_secs(5);
 
 /// The handler.
-pub async fn search(State(st): State<AppState>, q: Result<QueryPairs, ApiError>) -> Response {
-    respond(run(st, q).await)
+pub async fn search(
+    State(st): State<AppState>,
+    exposure: Exposure,
+    q: Result<QueryPairs, ApiError>,
+) -> Response {
+    respond(run(st, exposure, q).await)
 }
 
-async fn run(st: AppState, q: Result<QueryPairs, ApiError>) -> Result<Response, ApiError> {
+async fn run(
+    st: AppState,
+    exposure: Exposure,
+    q: Result<QueryPairs, ApiError>,
+) -> Result<Response, ApiError> {
     let pairs = pairs(q)?;
     let request = Request::from_pairs(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())));
     // Parsed once, here: malformed requests get their 400 before sweeping
     // or taking a slot.
     let query = request.parse()?;
+    let wait = match param(&pairs, "freshness").map(str::trim) {
+        None | Some("" | "indexed") => false,
+        Some("wait-until-current") => true,
+        Some(_) => {
+            return Err(ApiError::invalid(
+                "freshness must be indexed or wait-until-current",
+            ))
+        }
+    };
     let started = Instant::now();
     // The query-time refresh runs outside the search slots: a sweep must not
     // turn into 429s for other searches (it never waits behind a running
     // sweep, so concurrent requests do not pile up here).
     let backend = st.backend.clone();
     let refresh_after = st.refresh_after;
-    blocking(move || {
-        backend.refresh(refresh_after);
-        Ok(())
-    })
-    .await?;
+    let mut stale = false;
+    if wait {
+        // Reconcile first; past the deadline, search anyway and say so (the
+        // sweep goes on in the background). An error before it is the answer.
+        let job = tokio::task::spawn_blocking(move || backend.reconcile());
+        match tokio::time::timeout(FRESHNESS_DEADLINE, job).await {
+            Ok(Ok(r)) => r?,
+            Ok(Err(_)) => return Err(ApiError::internal("a request worker failed")),
+            Err(_) => stale = true,
+        }
+    } else {
+        blocking(move || {
+            backend.refresh(refresh_after);
+            Ok(())
+        })
+        .await?;
+    }
     let permit = st.slots.try_take()?;
     let backend = st.backend.clone();
     let body = blocking(move || {
@@ -49,7 +82,13 @@ async fn run(st: AppState, q: Result<QueryPairs, ApiError>) -> Result<Response, 
             Some(r) => r?,
             None => core_search(&query, &env)?,
         };
+        response.window_days = backend.window_days();
+        response.truncated.freshness = stale;
         response.took_ms = clock();
+        response
+            .sessions
+            .iter_mut()
+            .for_each(|s| exposure.search_session(s));
         serde_json::to_string(&response).map_err(|e| ApiError::internal(e.to_string()))
     })
     .await?;

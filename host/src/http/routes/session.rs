@@ -8,7 +8,7 @@
 use super::{blocking, json_value, pairs, respond, QueryPairs};
 use crate::http::errors::ApiError;
 use crate::http::locate::{self, Verdict};
-use crate::http::AppState;
+use crate::http::{AppState, Exposure};
 use axum::extract::{Path, State};
 use axum::response::Response;
 use recall_core::session::{session_view, SessionViewRequest};
@@ -18,14 +18,16 @@ pub use recall_core::session::view::{DEFAULT_LIMIT, MAX_LIMIT};
 /// The handler.
 pub async fn detail(
     State(st): State<AppState>,
+    exposure: Exposure,
     Path(key): Path<String>,
     q: Result<QueryPairs, ApiError>,
 ) -> Response {
-    respond(run(st, key, q).await)
+    respond(run(st, exposure, key, q).await)
 }
 
 async fn run(
     st: AppState,
+    exposure: Exposure,
     key: String,
     q: Result<QueryPairs, ApiError>,
 ) -> Result<Response, ApiError> {
@@ -61,7 +63,10 @@ async fn run(
             Err(e) => Verdict::Unavailable(format!("the source could not be read: {e}")),
         };
         let page = session_view(&key, entry, manifest.revision, &shard, &r, Some(&mut check));
-        serde_json::to_value(&page).map_err(|e| ApiError::internal(e.to_string()))
+        let mut body =
+            serde_json::to_value(&page).map_err(|e| ApiError::internal(e.to_string()))?;
+        exposure.session_json(&mut body);
+        Ok(body)
     })
     .await?;
     Ok(json_value(&body))

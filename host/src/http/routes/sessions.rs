@@ -28,17 +28,28 @@ pub fn check_params(p: &[(String, String)]) -> Result<(), ApiError> {
 }
 
 /// The handler.
-pub async fn list(State(st): State<AppState>, q: Result<QueryPairs, ApiError>) -> Response {
-    respond(run(st, q).await)
+pub async fn list(
+    State(st): State<AppState>,
+    exposure: crate::http::Exposure,
+    q: Result<QueryPairs, ApiError>,
+) -> Response {
+    respond(run(st, exposure, q).await)
 }
 
-async fn run(st: AppState, q: Result<QueryPairs, ApiError>) -> Result<Response, ApiError> {
+async fn run(
+    st: AppState,
+    exposure: crate::http::Exposure,
+    q: Result<QueryPairs, ApiError>,
+) -> Result<Response, ApiError> {
     let r = request(&pairs(q)?)?;
     let backend = st.backend.clone();
     let body = blocking(move || {
         let manifest = backend.manifest()?;
         let page = sessions(&manifest, &r)?;
-        serde_json::to_value(&page).map_err(|e| ApiError::internal(e.to_string()))
+        let mut body =
+            serde_json::to_value(&page).map_err(|e| ApiError::internal(e.to_string()))?;
+        exposure.session_json(&mut body);
+        Ok(body)
     })
     .await?;
     Ok(json_value(&body))

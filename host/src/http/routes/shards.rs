@@ -5,7 +5,7 @@
 
 use super::{blocking, respond};
 use crate::http::errors::ApiError;
-use crate::http::AppState;
+use crate::http::{AppState, Exposure};
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -46,9 +46,15 @@ fn cached(body: Vec<u8>, etag: &str, cache: &'static str, headers: &HeaderMap) -
 /// The generation handler.
 pub async fn generation(
     State(st): State<AppState>,
+    exposure: Exposure,
     Path(file): Path<String>,
     headers: HeaderMap,
 ) -> Response {
+    // A generation holds its session's file paths and resume command, and
+    // its name is the hash of those very bytes: not for remote clients.
+    if let Err(e) = exposure.require_local("the offline index (generation files)", false) {
+        return e.into_response();
+    }
     if !is_generation_file_name(&file) {
         return ApiError::new(
             StatusCode::BAD_REQUEST,
@@ -72,7 +78,15 @@ pub async fn generation(
 }
 
 /// The manifest handler.
-pub async fn manifest(State(st): State<AppState>, headers: HeaderMap) -> Response {
+pub async fn manifest(
+    State(st): State<AppState>,
+    exposure: Exposure,
+    headers: HeaderMap,
+) -> Response {
+    // The manifest lists every source file path: not for remote clients.
+    if let Err(e) = exposure.require_local("the offline index (manifest)", false) {
+        return e.into_response();
+    }
     let backend = st.backend.clone();
     let got = blocking(move || {
         let bytes = backend.manifest_bytes()?;

@@ -5,14 +5,14 @@
 
 use super::{blocking, json, respond, NO_STORE};
 use crate::http::errors::ApiError;
-use crate::http::AppState;
+use crate::http::{AppState, Exposure};
 use axum::extract::State;
 use axum::response::Response;
 use recall_core::search::coverage;
 use serde_json::json;
 
 /// The handler.
-pub async fn status(State(st): State<AppState>) -> Response {
+pub async fn status(State(st): State<AppState>, exposure: Exposure) -> Response {
     let backend = st.backend.clone();
     respond(
         blocking(move || {
@@ -21,9 +21,7 @@ pub async fn status(State(st): State<AppState>) -> Response {
             let roots: Vec<_> = backend
                 .roots()
                 .into_iter()
-                .map(|(source, dir)| {
-                    json!({"source": source, "dir": dir.to_string_lossy(), "exists": dir.is_dir()})
-                })
+                .map(|(source, dir)| exposure.root(source, &dir))
                 .collect();
             let body = json!({
                 "ok": true,
@@ -33,7 +31,7 @@ pub async fn status(State(st): State<AppState>) -> Response {
                 "files_indexed": s.files_indexed,
                 "files_due": s.files_due,
                 "files_failed": s.files_failed,
-                "degraded_roots": s.degraded_roots,
+                "degraded_roots": exposure.degraded_roots(s.degraded_roots),
                 "last_sweep_ms": s.last_sweep_ms,
                 "failed_units": s.failed_units,
                 "truncated_sessions": s.truncated_sessions,

@@ -5,7 +5,7 @@
 
 use super::{blocking, json_value, respond, QueryPairs};
 use crate::http::errors::ApiError;
-use crate::http::AppState;
+use crate::http::{AppState, Exposure};
 use axum::extract::{Path, State};
 use axum::response::Response;
 
@@ -14,6 +14,7 @@ use axum::response::Response;
 /// still refused, as on every route.
 pub async fn trace(
     State(st): State<AppState>,
+    exposure: Exposure,
     Path(key): Path<String>,
     _q: QueryPairs,
 ) -> Response {
@@ -24,7 +25,9 @@ pub async fn trace(
             let key = super::one_session::resolve_key(&manifest, &key)?;
             let t = recall_core::session::trace(&manifest, &key)
                 .ok_or_else(ApiError::session_not_found)?;
-            let body = serde_json::to_value(&t).map_err(|e| ApiError::internal(e.to_string()))?;
+            let mut body =
+                serde_json::to_value(&t).map_err(|e| ApiError::internal(e.to_string()))?;
+            exposure.session_json(&mut body);
             Ok(json_value(&body))
         })
         .await,

@@ -1,0 +1,194 @@
+//! Exposure by transport (Orca's `redactForTransport`, DESIGN.md §7): what a
+//! client may see depends on where its connection comes from, decided once
+//! per request from the peer address and applied by each route's renderer.
+//!
+//! A same-machine client (a loopback peer) sees everything. A remote client
+//! (any other peer; it got past the guard with the token or the login
+//! cookie) sees no file path and no resume command: a session's source
+//! carries its presence only, degraded roots carry only
+//! [`UNVERIFIED_ROOT`] (their count is kept), and export and the offline
+//! shards (manifest, generation files, whose content-named bytes hold the
+//! paths) are refused unless the server allows them. cwd, titles and
+//! snippets stay visible.
+//!
+//! The peer address comes from the `ConnectInfo<SocketAddr>` extension the
+//! connection loop ([`super::conn`]) puts on every request. A request
+//! without one is treated as remote: failing closed.
+
+use super::errors::ApiError;
+use axum::extract::{ConnectInfo, FromRequestParts};
+use axum::http::request::Parts;
+use axum::http::StatusCode;
+use serde_json::Value;
+use std::convert::Infallible;
+use std::net::{IpAddr, SocketAddr};
+
+/// The only thing a remote client learns about a degraded source root.
+pub const UNVERIFIED_ROOT: &str = "Source root could not be verified.";
+
+/// Who is asking, as far as what they may see is concerned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exposure {
+    /// A loopback peer: everything.
+    Local,
+    /// Any other peer (token-authenticated): no paths, no resume commands.
+    Remote,
+}
+
+impl Exposure {
+    /// The exposure of a peer; `None` (no peer known) is remote.
+    pub fn of_peer(peer: Option<SocketAddr>) -> Exposure {
+        match peer.map(|p| p.ip()) {
+            Some(ip) if is_loopback(ip) => Exposure::Local,
+            _ => Exposure::Remote,
+        }
+    }
+
+    /// True for [`Exposure::Remote`].
+    pub fn is_remote(self) -> bool {
+        self == Exposure::Remote
+    }
+
+    /// Withholds the resume command of one search result session.
+    pub fn search_session(self, s: &mut recall_core::response::SessionHits) {
+        if self.is_remote() {
+            s.resume = None;
+        }
+    }
+
+    /// Withholds paths and resume commands from a session summary or detail
+    /// object (the JSON the session routes render: `resume`, `paths`, and a
+    /// `locate` reason that may quote a file error), at any depth (nested
+    /// summaries, lineage trees).
+    pub fn session_json(self, v: &mut Value) {
+        if !self.is_remote() {
+            return;
+        }
+        match v {
+            Value::Object(m) => {
+                if m.contains_key("resume") {
+                    m.insert("resume".into(), Value::Null);
+                }
+                if m.contains_key("paths") {
+                    m.insert("paths".into(), Value::Array(Vec::new()));
+                }
+                if let Some(Value::String(r)) = m.get_mut("reason") {
+                    *r = self.locate_reason(std::mem::take(r));
+                }
+                for (_, x) in m.iter_mut() {
+                    if x.is_object() || x.is_array() {
+                        self.session_json(x);
+                    }
+                }
+            }
+            Value::Array(a) => a.iter_mut().for_each(|x| self.session_json(x)),
+            _ => {}
+        }
+    }
+
+    /// A `locate` verdict reason as the client may see it: a remote client
+    /// gets no source error text (it can name files).
+    pub fn locate_reason(self, reason: String) -> String {
+        if self.is_remote() && reason.starts_with("the source could not be read") {
+            "the source could not be read".into()
+        } else {
+            reason
+        }
+    }
+
+    /// Degraded roots as the client may see them: the fixed reason per root
+    /// for a remote client (the count is kept).
+    pub fn degraded_roots(self, roots: Vec<String>) -> Vec<String> {
+        match self {
+            Exposure::Local => roots,
+            Exposure::Remote => roots.iter().map(|_| UNVERIFIED_ROOT.to_string()).collect(),
+        }
+    }
+
+    /// The agent directories looked in, as `{source, dir?, exists}`: no
+    /// `dir` for a remote client.
+    pub fn root(self, source: recall_core::model::Source, dir: &std::path::Path) -> Value {
+        let mut v = serde_json::json!({"source": source, "exists": dir.is_dir()});
+        if !self.is_remote() {
+            v["dir"] = Value::String(dir.to_string_lossy().into_owned());
+        }
+        v
+    }
+
+    /// Refuses a remote client what only same-machine clients may have
+    /// (403 `remote_forbidden`), unless `allowed`.
+    pub fn require_local(self, what: &str, allowed: bool) -> Result<(), ApiError> {
+        if self.is_remote() && !allowed {
+            return Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                "remote_forbidden",
+                format!("{what} is only served to clients on this machine"),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Loopback, including IPv4-mapped IPv6 loopback (`::ffff:127.0.0.1`).
+fn is_loopback(ip: IpAddr) -> bool {
+    ip.to_canonical().is_loopback()
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Exposure {
+    type Rejection = Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Exposure, Infallible> {
+        let peer = parts
+            .extensions
+            .get::<ConnectInfo<SocketAddr>>()
+            .map(|c| c.0);
+        Ok(Exposure::of_peer(peer))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_loopback_peers_are_local() {
+        let at = |s: &str| Exposure::of_peer(Some(s.parse().unwrap()));
+        assert_eq!(at("127.0.0.1:5"), Exposure::Local);
+        assert_eq!(at("127.9.9.9:5"), Exposure::Local);
+        assert_eq!(at("[::1]:5"), Exposure::Local);
+        assert_eq!(at("[::ffff:127.0.0.1]:5"), Exposure::Local);
+        assert_eq!(at("192.168.1.4:5"), Exposure::Remote);
+        assert_eq!(at("[::ffff:10.0.0.1]:5"), Exposure::Remote);
+        assert_eq!(at("0.0.0.0:5"), Exposure::Remote);
+        assert_eq!(Exposure::of_peer(None), Exposure::Remote);
+    }
+
+    #[test]
+    fn remote_session_json_has_no_paths_or_resume_at_any_depth() {
+        let mut v = serde_json::json!({
+            "session": {"resume": "claude --resume x", "paths": ["/h/a.jsonl"], "cwd": "/w",
+                        "title": "t"},
+            "descendants": [{"resume": "codex resume y", "children": [{"resume": "z"}]}],
+        });
+        let local = v.clone();
+        Exposure::Local.session_json(&mut v);
+        assert_eq!(v, local);
+        Exposure::Remote.session_json(&mut v);
+        assert_eq!(v["session"]["resume"], Value::Null);
+        assert_eq!(v["session"]["paths"], serde_json::json!([]));
+        assert_eq!(v["session"]["cwd"], "/w");
+        assert_eq!(v["session"]["title"], "t");
+        assert_eq!(v["descendants"][0]["resume"], Value::Null);
+        assert_eq!(v["descendants"][0]["children"][0]["resume"], Value::Null);
+    }
+
+    #[test]
+    fn remote_degraded_roots_keep_their_count_only() {
+        let roots = vec!["codex: /h/.codex".to_string(), "pi: /h/.pi".to_string()];
+        assert_eq!(Exposure::Local.degraded_roots(roots.clone()), roots);
+        assert_eq!(
+            Exposure::Remote.degraded_roots(roots),
+            vec![UNVERIFIED_ROOT, UNVERIFIED_ROOT]
+        );
+    }
+}

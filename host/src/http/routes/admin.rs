@@ -1,0 +1,69 @@
+//! `POST /api/index/clear` and `POST /api/index/policy`: the state-changing
+//! routes, behind [`crate::http::state_change`] (custom header, same
+//! origin; the guard's token off loopback). A clear starts the rebuild at
+//! once (searches answer `building` and status `indexing` until it is
+//! done). `policy` takes `enabled=true|false`
+//! and/or `history_days=N` in the query string and answers the policy now
+//! stored, how many indexed sessions the new window retires at the next sweep
+//! (`retires`), and whether the running indexer needs a restart to use the
+//! new window (`restart_needed`; `enabled` applies at once).
+
+use super::{blocking, json_value, pairs, param, respond, QueryPairs};
+use crate::http::errors::ApiError;
+use crate::http::AppState;
+use axum::extract::State;
+use axum::response::Response;
+
+/// `POST /api/index/clear`.
+pub async fn clear(State(st): State<AppState>, _q: QueryPairs) -> Response {
+    let backend = st.backend.clone();
+    let cleared = blocking(move || {
+        let mut v = backend.clear()?;
+        v["ok"] = true.into();
+        Ok(json_value(&v))
+    })
+    .await;
+    if cleared.is_ok() {
+        // Rebuild now, not at the next periodic sweep (searches answer
+        // `building` meanwhile).
+        let backend = st.backend.clone();
+        tokio::task::spawn_blocking(move || {
+            if let Err(e) = backend.reconcile() {
+                tracing::warn!(target: "recall::index", error = %e, "rebuild after clear failed");
+            }
+        });
+    }
+    respond(cleared)
+}
+
+/// `POST /api/index/policy`.
+pub async fn policy(State(st): State<AppState>, q: Result<QueryPairs, ApiError>) -> Response {
+    respond(run_policy(st, q).await)
+}
+
+async fn run_policy(st: AppState, q: Result<QueryPairs, ApiError>) -> Result<Response, ApiError> {
+    let p = pairs(q)?;
+    let enabled = match param(&p, "enabled").map(str::trim) {
+        None => None,
+        Some("true") => Some(true),
+        Some("false") => Some(false),
+        Some(_) => return Err(ApiError::invalid("enabled must be true or false")),
+    };
+    let days = param(&p, "history_days")
+        .map(|d| {
+            d.trim()
+                .parse::<u32>()
+                .map_err(|_| ApiError::invalid("history_days must be a whole number of days"))
+        })
+        .transpose()?;
+    if enabled.is_none() && days.is_none() {
+        return Err(ApiError::invalid("give enabled and/or history_days"));
+    }
+    let backend = st.backend.clone();
+    blocking(move || {
+        let mut v = backend.set_policy(enabled, days)?;
+        v["ok"] = true.into();
+        Ok(json_value(&v))
+    })
+    .await
+}

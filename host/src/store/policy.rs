@@ -1,0 +1,132 @@
+//! The store's index policy (DESIGN.md §6 "Policy", Orca's
+//! `aiVaultSearch { enabled, historyDays }`), persisted as `policy.json` in
+//! the store directory beside the index it governs: whether indexing is
+//! enabled and how many days of history to keep (0 = everything).
+//!
+//! Every command reads it; only an explicit change (`recall config set`,
+//! the dashboard's settings) writes it. Clearing the store keeps it. A
+//! store without the file has the defaults (enabled, 90 days), so stores
+//! made before the policy existed behave as they did.
+
+use super::fsutil::write_replace;
+use super::retention::{horizon, newest_ms, DEFAULT_RETENTION_DAYS};
+use recall_core::model::Manifest;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// The policy file's name in the store directory.
+pub const POLICY: &str = "policy.json";
+
+/// The index policy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Policy {
+    /// Whether the indexer runs. Disabled, the index stays readable.
+    pub enabled: bool,
+    /// Days of history kept (sessions whose newest message is older are
+    /// retired); 0 keeps everything.
+    pub history_days: u32,
+}
+
+impl Default for Policy {
+    fn default() -> Policy {
+        Policy {
+            enabled: true,
+            history_days: DEFAULT_RETENTION_DAYS,
+        }
+    }
+}
+
+/// Why the policy could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyError {
+    /// The file exists but cannot be read or written.
+    #[error("cannot access the index policy {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file is not a policy (hand-edited, or damaged). It is left as it
+    /// is: nothing is retired on a guess.
+    #[error("the index policy {path} is not valid ({source}); fix it or set it again with `recall config set`")]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: serde_json::Error,
+    },
+}
+
+/// Reads the policy of the store at `dir` (the defaults without a file).
+pub fn load(dir: &Path) -> Result<Policy, PolicyError> {
+    let path = dir.join(POLICY);
+    match std::fs::read(&path) {
+        Ok(bytes) => {
+            serde_json::from_slice(&bytes).map_err(|source| PolicyError::Invalid { path, source })
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Policy::default()),
+        Err(source) => Err(PolicyError::Io { path, source }),
+    }
+}
+
+/// Writes the policy of the store at `dir` (atomically replaced).
+pub fn save(dir: &Path, p: &Policy) -> Result<(), PolicyError> {
+    let path = dir.join(POLICY);
+    let mut bytes = serde_json::to_vec_pretty(p).map_err(|source| PolicyError::Invalid {
+        path: path.clone(),
+        source,
+    })?;
+    bytes.push(b'\n');
+    write_replace(dir, ".policy.json.tmp", &path, &bytes)
+        .map_err(|source| PolicyError::Io { path, source })
+}
+
+/// The indexed sessions a history of `days` would retire at `now_ms`
+/// (their keys, sorted): what a change says before it is made.
+pub fn would_retire(manifest: &Manifest, now_ms: i64, days: u32) -> Vec<String> {
+    let Some(h) = horizon(now_ms, days) else {
+        return Vec::new();
+    };
+    manifest
+        .sessions
+        .iter()
+        .filter(|(_, e)| newest_ms(e).is_some_and(|n| n < h))
+        .map(|(k, _)| k.clone())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp(tag: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("recall-policy-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn a_store_without_a_policy_has_the_defaults_and_a_saved_one_persists() {
+        let d = temp("persist");
+        assert_eq!(load(&d).unwrap(), Policy::default());
+        let p = Policy {
+            enabled: false,
+            history_days: 0,
+        };
+        save(&d, &p).unwrap();
+        assert_eq!(load(&d).unwrap(), p);
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn a_damaged_policy_is_an_error_not_the_defaults() {
+        let d = temp("damaged");
+        std::fs::write(d.join(POLICY), b"{\"enabled\": tru").unwrap();
+        assert!(matches!(load(&d), Err(PolicyError::Invalid { .. })));
+        std::fs::write(d.join(POLICY), b"{\"enabled\": true}").unwrap();
+        assert!(matches!(load(&d), Err(PolicyError::Invalid { .. })));
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}
