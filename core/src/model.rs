@@ -240,12 +240,25 @@ pub struct SessionMeta {
     pub resume: Option<String>,
     /// Source files.
     pub paths: Vec<String>,
+    /// Distinct model names the source records for the session, in
+    /// first-seen order (empty, and not serialized, when it records none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub models: Vec<String>,
 }
 
 impl SessionMeta {
     /// The session key `<source>:<session_id>`.
     pub fn key(&self) -> String {
         session_key(self.source, &self.session_id)
+    }
+}
+
+/// Adds `model` to a [`SessionMeta::models`] list unless it is blank,
+/// already there, or Claude's `<synthetic>` placeholder.
+pub fn add_model(models: &mut Vec<String>, model: &str) {
+    let m = model.trim();
+    if !m.is_empty() && m != "<synthetic>" && !models.iter().any(|x| x == m) {
+        models.push(m.to_string());
     }
 }
 

@@ -161,6 +161,7 @@ mod tests {
                 parent: None,
                 resume: None,
                 paths: vec![],
+                models: Vec::new(),
             },
             records,
             marks: vec![],
