@@ -445,3 +445,32 @@ impl Manifest {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn models_are_distinct_in_first_seen_order_without_placeholders() {
+        let mut m = Vec::new();
+        for name in [
+            "gpt-5.5",
+            " ",
+            "<synthetic>",
+            "claude-opus-4-6",
+            "gpt-5.5",
+            " o3 ",
+        ] {
+            add_model(&mut m, name);
+        }
+        assert_eq!(m, ["gpt-5.5", "claude-opus-4-6", "o3"]);
+    }
+
+    #[test]
+    fn a_session_without_models_keeps_its_bytes() {
+        let json = r#"{"source":"kimi","session_id":"s","title":null,"cwd":null,"branch":null,"created_ms":null,"updated_ms":null,"messages":0,"parent":null,"resume":null,"paths":[]}"#;
+        let meta: SessionMeta = serde_json::from_str(json).unwrap();
+        assert!(meta.models.is_empty());
+        assert_eq!(serde_json::to_string(&meta).unwrap(), json);
+    }
+}
