@@ -90,7 +90,7 @@ impl Cursor {
 
 /// Fingerprint of the normalized request: everything but `limit` and `cursor`.
 pub fn fingerprint(q: &Query) -> String {
-    let canonical = serde_json::json!({
+    let mut canonical = serde_json::json!({
         "terms": q.terms,
         "sources": q.sources,
         "roles": q.roles,
@@ -102,6 +102,10 @@ pub fn fingerprint(q: &Query) -> String {
         "subagents": q.subagents,
         "sort": q.sort,
     });
+    // Only when set, so cursors minted before the model filter stay valid.
+    if !q.models.is_empty() {
+        canonical["models"] = serde_json::json!(q.models);
+    }
     hash16(canonical.to_string().as_bytes())
 }
 

@@ -243,6 +243,7 @@ mod tests {
                 parent: None,
                 resume: None,
                 paths: vec![],
+                models: Vec::new(),
             },
             records: texts
                 .iter()

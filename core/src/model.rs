@@ -240,12 +240,25 @@ pub struct SessionMeta {
     pub resume: Option<String>,
     /// Source files.
     pub paths: Vec<String>,
+    /// Distinct model names the source records for the session, in
+    /// first-seen order (empty, and not serialized, when it records none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub models: Vec<String>,
 }
 
 impl SessionMeta {
     /// The session key `<source>:<session_id>`.
     pub fn key(&self) -> String {
         session_key(self.source, &self.session_id)
+    }
+}
+
+/// Adds `model` to a [`SessionMeta::models`] list unless it is blank,
+/// already there, or Claude's `<synthetic>` placeholder.
+pub fn add_model(models: &mut Vec<String>, model: &str) {
+    let m = model.trim();
+    if !m.is_empty() && m != "<synthetic>" && !models.iter().any(|x| x == m) {
+        models.push(m.to_string());
     }
 }
 
@@ -430,5 +443,34 @@ impl Manifest {
             sessions: BTreeMap::new(),
             tombstones: BTreeMap::new(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn models_are_distinct_in_first_seen_order_without_placeholders() {
+        let mut m = Vec::new();
+        for name in [
+            "gpt-5.5",
+            " ",
+            "<synthetic>",
+            "claude-opus-4-6",
+            "gpt-5.5",
+            " o3 ",
+        ] {
+            add_model(&mut m, name);
+        }
+        assert_eq!(m, ["gpt-5.5", "claude-opus-4-6", "o3"]);
+    }
+
+    #[test]
+    fn a_session_without_models_keeps_its_bytes() {
+        let json = r#"{"source":"kimi","session_id":"s","title":null,"cwd":null,"branch":null,"created_ms":null,"updated_ms":null,"messages":0,"parent":null,"resume":null,"paths":[]}"#;
+        let meta: SessionMeta = serde_json::from_str(json).unwrap();
+        assert!(meta.models.is_empty());
+        assert_eq!(serde_json::to_string(&meta).unwrap(), json);
     }
 }

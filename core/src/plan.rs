@@ -137,6 +137,7 @@ pub fn candidates<'m>(
         .iter()
         .filter(|(_, e)| query.source_matches(e.meta.source))
         .filter(|(_, e)| query.cwd_matches(e.meta.cwd.as_deref()))
+        .filter(|(_, e)| query.model_matches(&e.meta.models))
         .filter(|(_, e)| match (query.since, e.max_ts_ms) {
             (Some(since), Some(max)) => max >= since,
             _ => true,

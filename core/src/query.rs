@@ -66,6 +66,9 @@ pub struct Request {
     pub until: Option<String>,
     /// Comma list of path prefixes.
     pub cwd: Option<String>,
+    /// Comma list of model names (case-insensitive, exact).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
     /// `true`/`false`.
     pub include_superseded: Option<String>,
     /// `true`/`false`.
@@ -101,6 +104,7 @@ impl Request {
                 "since" => r.since = v,
                 "until" => r.until = v,
                 "cwd" => r.cwd = v,
+                "model" => r.model = v,
                 "include_superseded" => r.include_superseded = v,
                 "subagents" => r.subagents = v,
                 "sort" => r.sort = v,
@@ -179,6 +183,7 @@ impl Request {
             .map(|s| parse_time(s, "until"))
             .transpose()?;
         let cwd = self.cwd.as_deref().map(parse_cwds).unwrap_or_default();
+        let models = self.model.as_deref().map(parse_models).unwrap_or_default();
         let include_superseded = parse_bool(
             self.include_superseded.as_deref(),
             "include_superseded",
@@ -199,6 +204,7 @@ impl Request {
             since,
             until,
             cwd,
+            models,
             include_superseded,
             subagents,
             sort,
@@ -245,6 +251,9 @@ pub struct Query {
     pub until: Option<i64>,
     /// Path prefixes on the session cwd (empty = any).
     pub cwd: Vec<String>,
+    /// Lowercased model names; a session passes when it records any of
+    /// them (empty = any, including sessions that record none).
+    pub models: Vec<String>,
     /// Whether superseded records may match.
     pub include_superseded: bool,
     /// Whether subagent records may match.
@@ -268,10 +277,34 @@ impl Query {
         self.cwd.iter().any(|p| path_has_prefix(cwd, p))
     }
 
+    /// Whether a session recording `models` passes the `model` filter.
+    pub fn model_matches(&self, models: &[String]) -> bool {
+        model_matches(&self.models, models)
+    }
+
     /// Whether a source passes the `source` filter.
     pub fn source_matches(&self, source: Source) -> bool {
         self.sources.as_ref().is_none_or(|s| s.contains(&source))
     }
+}
+
+/// Parses a `model` comma list: trimmed, lowercased, de-duplicated, empty
+/// items dropped.
+pub fn parse_models(list: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for m in list.split(',').map(str::trim).filter(|m| !m.is_empty()) {
+        let m = m.to_lowercase();
+        if !out.contains(&m) {
+            out.push(m);
+        }
+    }
+    out
+}
+
+/// Whether a session recording `models` passes a filter of lowercased
+/// `wanted` names (any of them, case-insensitive exact; empty = any).
+pub fn model_matches(wanted: &[String], models: &[String]) -> bool {
+    wanted.is_empty() || models.iter().any(|m| wanted.contains(&m.to_lowercase()))
 }
 
 /// Splits `q` into folded, de-duplicated terms (DESIGN.md §4).
@@ -416,6 +449,27 @@ pub fn parse_time(s: &str, name: &str) -> Result<i64, QueryError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn model_filter() {
+        let q = Request::from_pairs([("q", "x"), ("model", " GPT-5.5,claude-opus-4-6,gpt-5.5,, ")])
+            .parse()
+            .unwrap();
+        assert_eq!(q.models, ["gpt-5.5", "claude-opus-4-6"]);
+        assert!(q.model_matches(&["Claude-Opus-4-6".to_string()]));
+        assert!(!q.model_matches(&["claude-opus-4".to_string()]));
+        assert!(!q.model_matches(&[]));
+        let any = Request::new("x").parse().unwrap();
+        assert!(any.models.is_empty() && any.model_matches(&[]));
+        // Cursors of unfiltered queries keep their fingerprint; a model
+        // filter changes it.
+        assert_ne!(
+            crate::cursor::fingerprint(&q),
+            crate::cursor::fingerprint(&any)
+        );
+        let json = Request::from_json(r#"{"q":"x","model":"A"}"#).unwrap();
+        assert_eq!(json.parse().unwrap().models, ["a"]);
+    }
 
     #[test]
     fn terms_and_phrases() {

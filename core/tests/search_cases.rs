@@ -303,6 +303,7 @@ fn page_stops_before_the_byte_cap() {
                 parent: None,
                 resume: None,
                 paths: vec![],
+                models: Vec::new(),
             },
             records: (0..3)
                 .map(|j| MessageRecord {
@@ -434,4 +435,73 @@ fn an_unreadable_catalog_is_an_error_not_an_empty_answer() {
     };
     let err = search_request(&Request::new("the"), &env).unwrap_err();
     assert_eq!(err.code, ErrorCode::StoreUnavailable);
+}
+
+#[test]
+fn model_filter_keeps_sessions_that_record_a_named_model() {
+    let shard = |id: &str, models: &[&str]| Shard {
+        session: SessionMeta {
+            source: Source::ClaudeCode,
+            session_id: id.to_string(),
+            title: None,
+            cwd: None,
+            branch: None,
+            created_ms: Some(1),
+            updated_ms: Some(1),
+            messages: 1,
+            parent: None,
+            resume: None,
+            paths: vec![],
+            models: models.iter().map(|m| m.to_string()).collect(),
+        },
+        records: vec![MessageRecord {
+            role: Role::User,
+            ts_ms: 1,
+            text: "deploy the widget".into(),
+            truncated: false,
+            locator: Locator::NativeEvent {
+                line_no: 1,
+                content_hash16: "0".repeat(16),
+            },
+            seq: None,
+            turn: None,
+            item_id: None,
+            subagent: false,
+            generation: 0,
+        }],
+        marks: vec![],
+    };
+    let index = index_of(
+        vec![
+            shard("opus", &["claude-opus-4-6"]),
+            shard("both", &["claude-sonnet-4", "claude-opus-4-6"]),
+            shard("sonnet", &["claude-sonnet-4"]),
+            shard("none", &[]),
+        ],
+        1,
+    );
+    let keys = |pairs: &[(&str, &str)]| -> Vec<String> {
+        let v: serde_json::Value = serde_json::from_str(&index.search_json(&req(pairs))).unwrap();
+        let mut k: Vec<String> = v["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["session_key"].as_str().unwrap().to_string())
+            .collect();
+        k.sort();
+        k
+    };
+    assert_eq!(keys(&[("q", "widget")]).len(), 4);
+    assert_eq!(
+        keys(&[("q", "widget"), ("model", "Claude-Opus-4-6")]),
+        ["claude-code:both", "claude-code:opus"]
+    );
+    assert_eq!(
+        keys(&[
+            ("q", "widget"),
+            ("model", "claude-opus-4-6,claude-sonnet-4")
+        ]),
+        ["claude-code:both", "claude-code:opus", "claude-code:sonnet"]
+    );
+    assert!(keys(&[("q", "widget"), ("model", "claude")]).is_empty());
 }

@@ -101,6 +101,7 @@ fn build(spec: &Spec) -> (MemIndex, Vec<Shard>) {
             parent: None,
             resume: None,
             paths: vec![],
+            models: Vec::new(),
         };
         let shard = Shard {
             session: meta.clone(),
@@ -342,6 +343,7 @@ fn request_strategy() -> impl Strategy<Value = Request> {
                 sort: sort.map(str::to_string),
                 limit: Some(limit.to_string()),
                 cursor: None,
+                model: None,
             },
         )
 }

@@ -49,6 +49,7 @@ fn shard_of(records: &[(bool, String)], n: usize) -> Shard {
             parent: None,
             resume: None,
             paths: vec![],
+            models: Vec::new(),
         },
         records: records
             .iter()

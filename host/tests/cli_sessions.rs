@@ -85,3 +85,59 @@ fn status_and_clear() {
     // The next search rebuilds the store.
     run_ok(&home, &["search", "zebrafinch"], 0);
 }
+
+#[test]
+fn model_filter_on_sessions_and_search() {
+    let home = temp_dir("cli-model");
+    for (f, model) in [
+        ("pi-alpha.jsonl", Some("gpt-5.5")),
+        ("pi-beta.jsonl", Some("claude-sonnet-4-5")),
+        ("pi-gamma.jsonl", None),
+    ] {
+        let path = add_fixture(&home, f);
+        if let Some(m) = model {
+            let text = std::fs::read_to_string(&path).unwrap().replace(
+                "\"role\":\"assistant\",",
+                &format!("\"role\":\"assistant\",\"model\":\"{m}\","),
+            );
+            std::fs::write(&path, text).unwrap();
+        }
+    }
+    let keys = |args: &[&str], code: i32| -> Vec<String> {
+        let v: Value = serde_json::from_str(&run_ok(&home, args, code)).unwrap();
+        let rows = v.get("sessions").unwrap_or(&v).as_array().unwrap().clone();
+        rows.iter()
+            .map(|s| s["session_key"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let alpha = "pi:0a1fa001-0000-7000-8000-000000000001";
+    let beta = "pi:0b2fb002-0000-7000-8000-000000000002";
+    let v: Value = serde_json::from_str(&run_ok(
+        &home,
+        &["sessions", "--json", "--model", "GPT-5.5"],
+        0,
+    ))
+    .unwrap();
+    assert_eq!(v.as_array().unwrap().len(), 1);
+    assert_eq!(v[0]["session_key"], alpha);
+    assert_eq!(v[0]["models"], serde_json::json!(["gpt-5.5"]));
+    assert_eq!(
+        keys(
+            &["sessions", "--json", "--model", "gpt-5.5,claude-sonnet-4-5"],
+            0
+        ),
+        [beta, alpha]
+    );
+    // An unknown model (or a prefix of one) matches nothing; gamma records none.
+    run_ok(&home, &["sessions", "--model", "gpt-5"], 1);
+    assert_eq!(keys(&["search", "--json", "zebrafinch"], 0).len(), 2);
+    assert_eq!(
+        keys(&["search", "--json", "--model", "Gpt-5.5", "zebrafinch"], 0),
+        [alpha]
+    );
+    run_ok(
+        &home,
+        &["search", "--model", "claude-sonnet-4-5", "zebrafinch"],
+        1,
+    );
+}

@@ -22,6 +22,7 @@ fn shard(id: &str, text: &str) -> Vec<u8> {
             parent: None,
             resume: None,
             paths: vec![],
+            models: Vec::new(),
         },
         records: vec![MessageRecord {
             role: Role::User,

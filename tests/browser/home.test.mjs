@@ -323,3 +323,36 @@ test('the palette searches messages without superseded text and lists matching s
   assert.ok(labels.includes(target.title), labels.join(' | '));
   await page.close();
 });
+
+test('the model picker lists distinct models with counts and filters the list and the search', { timeout: 120_000 }, async () => {
+  const page = await openPage(browser, server.url);
+  await homeReady(page);
+  const facets = await api('/api/sessions', { facets: 'true', limit: 1 });
+  assert.ok(facets.models?.length > 1, 'the generated home records several models');
+  const shown = await page.$$eval('.models li', (l) => l.map((li) => [li.querySelector('.model').dataset.model, Number(li.querySelector('.count').textContent)]));
+  assert.deepEqual(shown, facets.models.map((m) => [m.model, m.sessions]));
+  const pick = facets.models[facets.models.length - 1];
+  await page.click(`.models .model[data-model="${pick.model}"]`);
+  await page.waitForFunction((m) => new URL(location.href).searchParams.get('model') === m, pick.model);
+  await homeReady(page);
+  await page.waitForFunction((n) => document.querySelector('.home-main h2 .count')?.textContent.trim() === String(n), pick.sessions);
+  assert.ok(pick.sessions < facets.total, 'the filter narrows the list');
+  const expected = await api('/api/sessions', { model: pick.model.toUpperCase(), limit: 25 });
+  assert.equal(expected.total, pick.sessions, 'case-insensitive over HTTP');
+  assert.deepEqual(await rowKeys(page), expected.sessions.map((s) => s.session_key));
+  for (const s of expected.sessions) assert.ok(s.models.includes(pick.model), s.session_key);
+  assert.equal(await page.inputValue('input[name="model"]'), pick.model);
+  // The picker still offers every model (it ignores its own filter).
+  assert.equal(await page.$$eval('.models .model', (l) => l.length), facets.models.length);
+  // A search under the filter gives the daemon's answer for it.
+  await page.fill('#q', 'the');
+  await waitResults(page);
+  const hits = await api('/api/sessions/message-search', { q: 'the', model: pick.model });
+  const mine = new Set((await api('/api/sessions', { model: pick.model, limit: 500 })).sessions.map((s) => s.session_key));
+  assert.ok(hits.sessions.length > 0);
+  for (const s of hits.sessions) assert.ok(mine.has(s.session_key), `${s.session_key} records ${pick.model}`);
+  const cards = await page.$$eval('.session-card', (l) => l.map((c) => c.dataset.key));
+  assert.deepEqual(cards, hits.sessions.map((s) => s.session_key));
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});

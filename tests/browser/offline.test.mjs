@@ -88,6 +88,33 @@ test('at least 200 requests answer the same offline (wasm in the page) as from t
   await page.close();
 });
 
+test('offline, the model facet and the model filter answer as the daemon does', LONG, async () => {
+  const page = await openPage(browser, server.url, { context });
+  await page.waitForSelector('#mode-badge:not([hidden])');
+  const get = async (path, params) => (await fetch(`${server.url}${path}?${new URLSearchParams(params)}`)).json();
+  const facets = await get('/api/sessions', { facets: 'true', limit: 5 });
+  assert.ok(facets.models?.length > 1, 'the generated home records several models');
+  const model = facets.models[0].model.toUpperCase();
+  const expected = [
+    facets,
+    await get('/api/sessions', { model, limit: 50 }),
+    await get('/api/sessions/message-search', { q: 'the', model }),
+  ];
+  const got = await page.evaluate(async (m) => {
+    const { offline } = await import('/js/offline.js');
+    return [
+      await offline.sessions({ facets: 'true', limit: 5 }),
+      await offline.sessions({ model: m, limit: 50 }),
+      await offline.search({ q: 'the', model: m }),
+    ];
+  }, model);
+  assert.ok(expected[1].total > 0 && expected[1].total < facets.total);
+  assert.deepEqual(got[0].models, expected[0].models);
+  assert.deepEqual(got[1], expected[1]);
+  assert.deepEqual(comparable(got[2]), comparable(expected[2]));
+  await page.close();
+});
+
 test('offline session pages match the daemon entry for entry, superseded flags included', LONG, async (t) => {
   const page = await openPage(browser, server.url, { context });
   await page.waitForSelector('#mode-badge:not([hidden])');

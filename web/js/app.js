@@ -75,12 +75,12 @@ function viewState() {
   return st;
 }
 
-/** The list filters of `/api/sessions` (source, cwd, since, until, branch). */
+/** The list filters of `/api/sessions` (source, cwd, since, until, branch, model). */
 function listFilters() {
   const st = readForm(els.form);
   const req = toRequest(st);
   const out = {};
-  for (const k of ['source', 'cwd', 'since', 'until']) if (req[k]) out[k] = req[k];
+  for (const k of ['source', 'cwd', 'since', 'until', 'model']) if (req[k]) out[k] = req[k];
   if (st.branch) out.branch = st.branch;
   return out;
 }
@@ -139,6 +139,7 @@ function showIdle() {
       open: (s) => openSession(s.session_key, null),
       day: (day) => setFilters({ since: day, until: day }),
       project: (cwd) => setFilters({ cwd }),
+      model: (model) => setFilters({ model }),
     },
   }).then(() => {
     box.removeAttribute('aria-busy');
@@ -422,9 +423,9 @@ function setBackend(next) {
 
 els.offlineBtn.addEventListener('click', () => toggleOffline());
 els.q.addEventListener('input', () => schedule({ typing: true }));
-els.form.addEventListener('change', (e) => schedule({ push: !['cwd', 'branch'].includes(e.target.name) }));
+els.form.addEventListener('change', (e) => schedule({ push: !['cwd', 'branch', 'model'].includes(e.target.name) }));
 els.form.addEventListener('input', (e) => {
-  if (e.target.name === 'cwd' || e.target.name === 'branch') schedule({ typing: true });
+  if (['cwd', 'branch', 'model'].includes(e.target.name)) schedule({ typing: true });
 });
 els.form.addEventListener('click', (e) => {
   const name = e.target?.dataset?.preset;

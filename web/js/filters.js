@@ -8,7 +8,7 @@
 export const SOURCES = ['claude-code', 'codex', 'kimi', 'pi', 'intendant', 'dsh'];
 
 /** URL keys of the filters, in URL order. */
-const FILTER_KEYS = ['source', 'scope', 'role', 'since', 'until', 'cwd', 'branch', 'include_superseded', 'subagents', 'sort'];
+const FILTER_KEYS = ['source', 'scope', 'role', 'since', 'until', 'cwd', 'branch', 'model', 'include_superseded', 'subagents', 'sort'];
 /** URL keys of the open session. */
 const SESSION_KEYS = ['session', 'hit', 'hl', 'offset'];
 
@@ -51,6 +51,7 @@ export function readForm(form) {
   if (f.until?.value) st.until = f.until.value;
   if (f.cwd?.value.trim()) st.cwd = f.cwd.value.trim();
   if (f.branch?.value.trim()) st.branch = f.branch.value.trim();
+  if (f.model?.value.trim()) st.model = f.model.value.trim();
   if (f.include_superseded && !f.include_superseded.checked) st.include_superseded = 'false';
   if (f.subagents && !f.subagents.checked) st.subagents = 'false';
   if (f.sort && f.sort.value !== 'newest') st.sort = f.sort.value;
@@ -88,6 +89,7 @@ export function writeFilters(form, st) {
   if (f.until) f.until.value = DAY.test(st.until || '') ? st.until : '';
   if (f.cwd) f.cwd.value = st.cwd || '';
   if (f.branch) f.branch.value = st.branch || '';
+  if (f.model) f.model.value = st.model || '';
   if (f.include_superseded) f.include_superseded.checked = st.include_superseded !== 'false';
   if (f.subagents) f.subagents.checked = st.subagents !== 'false';
   if (f.sort) f.sort.value = st.sort === 'relevance' ? 'relevance' : 'newest';

@@ -1,5 +1,6 @@
 //! The home page (no query): recent sessions newest first, paged; a project
-//! picker (distinct cwds with counts); an activity chart of sessions and
+//! picker (distinct cwds with counts), a model picker (distinct models with
+//! counts, where the source records them); an activity chart of sessions and
 //! messages per day and agent over the history window (a click on a day
 //! filters to it); and, when nothing is indexed, where recall looked. Also
 //! the metadata lane: sessions whose title, cwd or branch match the query,
@@ -139,8 +140,25 @@ export function projectPicker(projects, onPick, current = '') {
 }
 
 /**
+ * The model picker: distinct model names with session counts (only sources
+ * that record the model count); `onPick(model)`.
+ */
+export function modelPicker(models, onPick, current = '') {
+  if (!models?.length) return null;
+  const cur = current.toLowerCase();
+  return h('nav', { class: 'models', 'aria-label': 'Models' },
+    h('h3', {}, 'Models'),
+    h('ul', {},
+      current ? h('li', {}, h('button', { type: 'button', class: 'link', onclick: () => onPick('') }, 'all models')) : null,
+      ...models.map((m) => h('li', { class: m.model.toLowerCase() === cur ? 'current' : '' },
+        h('button', { type: 'button', class: 'link model', dataset: { model: m.model }, onclick: () => onPick(m.model) }, m.model),
+        h('span', { class: 'count' }, String(m.sessions))))));
+}
+
+/**
  * The home page into `box`. `api.sessions(params, signal)` lists sessions;
- * `filters` are the list filters; `on` has `open(s)`, `day(day)`, `project(cwd)`.
+ * `filters` are the list filters; `on` has `open(s)`, `day(day)`, `project(cwd)`,
+ * `model(name)`.
  */
 export async function renderHome(box, { api, filters, status, selectedDay, signal, on }) {
   const tz = -new Date().getTimezoneOffset();
@@ -170,7 +188,8 @@ export async function renderHome(box, { api, filters, status, selectedDay, signa
   replace(box, h('div', { class: 'home' },
     h('div', { class: 'home-side' },
       activityChart(first.activity, on.day, selectedDay),
-      projectPicker(first.projects, on.project, filters.cwd || '')),
+      projectPicker(first.projects, on.project, filters.cwd || ''),
+      modelPicker(first.models, on.model, filters.model || '')),
     h('section', { class: 'home-main', 'aria-label': 'Recent sessions' },
       h('h2', {}, 'Recent sessions', h('span', { class: 'count' }, ` ${first.total}`)),
       first.total ? list : h('p', { class: 'empty' }, 'No session matches these filters.'),

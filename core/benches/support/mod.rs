@@ -223,6 +223,7 @@ pub fn build(sessions: &[TruthSession], target: usize) -> BenchCorpus {
                 parent: None,
                 resume: None,
                 paths: Vec::new(),
+                models: Vec::new(),
             };
             let max_ts_ms = meta.updated_ms;
             let shard = Shard {

@@ -70,6 +70,7 @@ pub fn shard() -> PreparedShard {
             parent: None,
             resume: None,
             paths: vec![],
+            models: Vec::new(),
         },
         records,
         marks,

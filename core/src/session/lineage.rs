@@ -191,6 +191,7 @@ mod tests {
             }),
             resume: None,
             paths: vec![],
+            models: Vec::new(),
         };
         (
             meta.key(),

@@ -1,12 +1,14 @@
 //! The session list filter (issue #14): sources, cwd prefixes, time, id or
 //! id prefix, title text, sessions with no cwd, source presence, parent,
-//! branch and metadata terms; newest first. One definition of a session's activity time for every surface:
+//! branch, model and metadata terms; newest first. One definition of a session's activity time for every surface:
 //! `updated_ms`, else the newest record (`max_ts_ms`), else `created_ms`.
 
 use super::text::TextClause;
 use crate::fold::fold_str;
 use crate::model::{Manifest, ManifestEntry, Source};
-use crate::query::{parse_terms, parse_time, path_has_prefix, QueryError};
+use crate::query::{
+    model_matches, parse_models, parse_terms, parse_time, path_has_prefix, QueryError,
+};
 use serde::{Deserialize, Serialize};
 
 /// Whether a session's source files are still there.
@@ -44,6 +46,9 @@ pub struct SessionListRequest {
     pub parent: Option<Option<String>>,
     /// Branch names (exact), any of them.
     pub branches: Vec<String>,
+    /// Lowercased model names (case-insensitive exact), any of them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub models: Vec<String>,
     /// Folded query terms, all of which must occur in the title, cwd or branch.
     pub terms: Vec<String>,
 }
@@ -57,6 +62,8 @@ pub enum Ignore {
     Cwd,
     /// `since` and `until` (the activity chart).
     Time,
+    /// The model names (the model picker).
+    Model,
 }
 
 /// A session's activity time.
@@ -94,7 +101,8 @@ impl SessionListRequest {
     /// Builds the filter from raw pairs: `source` (comma list), `cwd` (comma
     /// list), `since`, `until`, `id`, `title`, `no_cwd` (`true`/`false`),
     /// `presence` (`present`/`gone`), `parent` (a key, or `none`), `branch`
-    /// (comma list, exact), `q` (terms and phrases). Other keys are ignored.
+    /// (comma list, exact), `model` (comma list, case-insensitive exact),
+    /// `q` (terms and phrases). Other keys are ignored.
     pub fn from_pairs<'a>(
         pairs: impl IntoIterator<Item = (&'a str, &'a str)>,
     ) -> Result<SessionListRequest, QueryError> {
@@ -123,6 +131,7 @@ impl SessionListRequest {
                     }
                 }
                 "branch" => r.branches = list(v),
+                "model" => r.models = parse_models(v),
                 "q" => r.terms = parse_terms(v),
                 "cwd" => {
                     r.cwds = v
@@ -210,6 +219,7 @@ impl Compiled<'_> {
                 .is_none_or(|p| (p == Presence::Gone) == e.source_gone)
             && (r.branches.is_empty()
                 || meta.branch.as_ref().is_some_and(|b| r.branches.contains(b)))
+            && (ignore == Ignore::Model || model_matches(&r.models, &meta.models))
             && match &r.parent {
                 None => true,
                 Some(None) => meta.parent.is_none(),

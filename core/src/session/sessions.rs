@@ -136,6 +136,15 @@ pub struct Project {
     pub newest_ms: Option<i64>,
 }
 
+/// A model of the home page's picker.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelCount {
+    /// The model name, as the source records it.
+    pub model: String,
+    /// Sessions that record it.
+    pub sessions: u64,
+}
+
 /// Sessions and messages of one source on one (local) day.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ActivityDay {
@@ -170,6 +179,11 @@ pub struct SessionsResponse {
     /// filter).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub activity: Option<Vec<ActivityDay>>,
+    /// Distinct model names with counts, most sessions first (with
+    /// `facets`; ignores the model filter; absent when no session records
+    /// a model, so homes without models keep their bytes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub models: Option<Vec<ModelCount>>,
 }
 
 /// The sort ts a cursor carries (`i64::MIN` for sessions with no time).
@@ -213,7 +227,7 @@ pub fn sessions(m: &Manifest, r: &SessionsRequest) -> Result<SessionsResponse, Q
         };
         URL_SAFE_NO_PAD.encode(serde_json::to_vec(&cur).unwrap_or_default())
     });
-    let (projects, activity) = if r.facets {
+    let (projects, activity, models) = if r.facets {
         let c = &c;
         let all = |ignore| {
             m.sessions
@@ -224,9 +238,10 @@ pub fn sessions(m: &Manifest, r: &SessionsRequest) -> Result<SessionsResponse, Q
         (
             Some(projects(all(Ignore::Cwd))),
             Some(activity(all(Ignore::Time), r.tz_min)),
+            Some(model_counts(all(Ignore::Model))).filter(|m| !m.is_empty()),
         )
     } else {
-        (None, None)
+        (None, None, None)
     };
     Ok(SessionsResponse {
         ok: true,
@@ -236,7 +251,27 @@ pub fn sessions(m: &Manifest, r: &SessionsRequest) -> Result<SessionsResponse, Q
         cursor,
         projects,
         activity,
+        models,
     })
+}
+
+/// Distinct model names with their session counts, most sessions first,
+/// then name.
+fn model_counts<'a>(entries: impl Iterator<Item = &'a ManifestEntry>) -> Vec<ModelCount> {
+    let mut counts: BTreeMap<&str, u64> = BTreeMap::new();
+    for e in entries {
+        for m in &e.meta.models {
+            *counts.entry(m.as_str()).or_insert(0) += 1;
+        }
+    }
+    let mut rows: Vec<(&str, u64)> = counts.into_iter().collect();
+    rows.sort_by_key(|(m, n)| (Reverse(*n), *m));
+    rows.into_iter()
+        .map(|(m, n)| ModelCount {
+            model: m.to_string(),
+            sessions: n,
+        })
+        .collect()
 }
 
 /// Distinct cwds with their session counts, most sessions first.
@@ -359,6 +394,48 @@ mod tests {
             sessions(&m, &req(&[("cursor", "!!")])).unwrap_err().code,
             "invalid_cursor"
         );
+    }
+
+    #[test]
+    fn model_filter_and_facet() {
+        let mut m = manifest();
+        let set = |m: &mut Manifest, k: &str, models: &[&str]| {
+            if let Some(e) = m.sessions.get_mut(k) {
+                e.meta.models = models.iter().map(|s| s.to_string()).collect();
+            }
+        };
+        set(&mut m, "pi:a", &["gpt-5.5", "Claude-Opus-4-6"]);
+        set(&mut m, "pi:b", &["claude-opus-4-6"]);
+        set(&mut m, "pi:c", &["gpt-5.5"]);
+        // Case-insensitive exact names, ORed; d records none and never passes.
+        let r = req(&[("model", "CLAUDE-opus-4-6")]);
+        assert_eq!(keys(&sessions(&m, &r).unwrap()), ["pi:a", "pi:b"]);
+        let r = req(&[("model", "claude-opus-4-6, gpt-5.5")]);
+        assert_eq!(keys(&sessions(&m, &r).unwrap()), ["pi:a", "pi:b", "pi:c"]);
+        // A prefix is not a name.
+        let r = req(&[("model", "gpt-5")]);
+        assert!(sessions(&m, &r).unwrap().sessions.is_empty());
+        // The facet ignores the model filter but keeps the others.
+        let r = req(&[("model", "gpt-5.5"), ("branch", "main"), ("facets", "true")]);
+        let page = sessions(&m, &r).unwrap();
+        assert_eq!(keys(&page), ["pi:a", "pi:c"]);
+        let facet: Vec<(String, u64)> = page
+            .models
+            .unwrap()
+            .into_iter()
+            .map(|c| (c.model, c.sessions))
+            .collect();
+        assert_eq!(
+            facet,
+            [
+                ("gpt-5.5".to_string(), 2),
+                ("Claude-Opus-4-6".to_string(), 1)
+            ]
+        );
+        // No session records a model: the facet is absent, the bytes unchanged.
+        let plain = sessions(&manifest(), &req(&[("facets", "true")])).unwrap();
+        assert!(plain.models.is_none());
+        assert!(!serde_json::to_string(&plain).unwrap().contains("models"));
     }
 
     #[test]

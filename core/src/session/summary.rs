@@ -17,6 +17,9 @@ pub struct SessionSummary {
     pub cwd: Option<String>,
     /// user + assistant records.
     pub messages: u64,
+    /// Models the source records (omitted when none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub models: Vec<String>,
     /// The parent session, if any.
     pub parent: Option<Parent>,
     /// Records in the shard (all roles).
@@ -46,6 +49,7 @@ impl SessionSummary {
             created_ms: m.created_ms,
             cwd: m.cwd.clone(),
             messages: m.messages,
+            models: m.models.clone(),
             parent: m.parent.clone(),
             records: e.records,
             resume: m.resume.clone(),

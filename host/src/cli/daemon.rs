@@ -91,6 +91,7 @@ fn query_string(r: &Request) -> String {
         ("since", &r.since),
         ("until", &r.until),
         ("cwd", &r.cwd),
+        ("model", &r.model),
         ("include_superseded", &r.include_superseded),
         ("subagents", &r.subagents),
         ("sort", &r.sort),

@@ -44,6 +44,10 @@ pub struct SearchArgs {
     /// Comma list of cwd path prefixes (whole components).
     #[arg(long)]
     pub cwd: Option<String>,
+    /// Comma list of model names (case-insensitive exact): only sessions whose source records
+    /// one of them (Claude Code, Codex, Pi, DSH).
+    #[arg(long)]
+    pub model: Option<String>,
     /// true (default) or false: whether superseded records may match.
     #[arg(long, value_name = "BOOL")]
     pub include_superseded: Option<String>,
@@ -103,6 +107,7 @@ impl SearchArgs {
             since: self.since.clone(),
             until: self.until.clone(),
             cwd: self.cwd.clone(),
+            model: self.model.clone(),
             include_superseded: self.include_superseded.clone(),
             subagents: self.subagents.clone(),
             sort: self.sort.clone(),

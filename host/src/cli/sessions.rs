@@ -1,5 +1,5 @@
 //! `recall sessions`: list sessions, newest first, filtered by source, cwd,
-//! time, id prefix, title, missing cwd and source presence
+//! time, id prefix, title, missing cwd, source presence and model
 //! (`recall_core::session::list`); `--json` prints the rows
 //! `GET /api/sessions` lists.
 
@@ -34,6 +34,10 @@ pub struct SessionsArgs {
     /// Only sessions with no working directory.
     #[arg(long)]
     pub no_cwd: bool,
+    /// Comma list of model names (case-insensitive exact): only sessions whose source records
+    /// one of them.
+    #[arg(long)]
+    pub model: Option<String>,
     /// present or gone: whether the source files still exist.
     #[arg(long)]
     pub presence: Option<String>,
@@ -60,6 +64,7 @@ fn request(a: &SessionsArgs) -> anyhow::Result<SessionListRequest> {
         ("title", a.title.as_deref()),
         ("no_cwd", Some(no_cwd)),
         ("presence", a.presence.as_deref()),
+        ("model", a.model.as_deref()),
     ];
     SessionListRequest::from_pairs(pairs.into_iter().filter_map(|(k, v)| v.map(|v| (k, v))))
         .map_err(|e| anyhow::anyhow!("{}: {}", e.code, e.message))

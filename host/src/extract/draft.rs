@@ -226,6 +226,8 @@ pub struct Header {
     pub resume: Option<String>,
     /// Source files.
     pub paths: Vec<String>,
+    /// Models the source records, first seen first (see `SessionMeta::models`).
+    pub models: Vec<String>,
 }
 
 /// Finishes a session: records from drafts ([`finish`]) and the meta from
@@ -260,6 +262,7 @@ pub fn assemble(
             parent: header.parent,
             resume: header.resume,
             paths: header.paths,
+            models: header.models,
         },
         records,
         marks,

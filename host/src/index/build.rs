@@ -187,6 +187,7 @@ mod tests {
                 parent: None,
                 resume: None,
                 paths: vec![],
+                models: Vec::new(),
             },
             records,
             marks: vec![],

@@ -28,8 +28,9 @@ use std::time::Duration;
 
 /// Version of the extractors' output. A store written by an older version
 /// is re-extracted from scratch; an older recall never overwrites a store
-/// written by a newer one. Bump it whenever an extractor's output changes.
-pub const PARSER_VERSION: u32 = 1;
+/// written by a newer one. Bump it whenever an extractor's output changes
+/// (2: `SessionMeta.models`).
+pub const PARSER_VERSION: u32 = 2;
 
 /// Why a sweep failed.
 #[derive(Debug, thiserror::Error)]

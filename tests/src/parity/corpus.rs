@@ -153,6 +153,7 @@ fn read_truth(path: &Path) -> Result<(Vec<Building>, Vec<String>), ParityError> 
                     messages: 0,
                     parent: t.parent,
                     paths: Vec::new(),
+                    models: Vec::new(),
                 };
                 let key = meta.key();
                 sessions.push(Building {

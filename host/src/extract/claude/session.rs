@@ -15,7 +15,7 @@ use super::{prose, rewind};
 use crate::extract::common::{for_each_line, iso_ms};
 use crate::extract::draft::{finish, mtime_ms, Draft, Loc};
 use crate::extract::{Diagnostics, Extracted, SessionSource};
-use recall_core::model::{Mark, Parent, Relation, Role, SessionMeta, Source};
+use recall_core::model::{add_model, Mark, Parent, Relation, Role, SessionMeta, Source};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
@@ -72,6 +72,9 @@ pub struct Session {
     cwd: Option<String>,
     branch: Option<String>,
     titles: Vec<TitleLine>,
+    /// Assistant `message.model`s, first seen first (not `<synthetic>`).
+    #[serde(default)]
+    models: Vec<String>,
 }
 
 impl Session {
@@ -247,6 +250,9 @@ impl Session {
         if l.api_error.0 || msg.model.get() == Some("<synthetic>") {
             return;
         }
+        if let Some(m) = msg.model.non_empty() {
+            add_model(&mut self.models, m);
+        }
         let mid = msg.id.non_empty().unwrap_or(at.uuid).to_string();
         let texts: Vec<&str> = match &msg.content {
             Content::Text(s) => vec![s.as_ref()],
@@ -398,6 +404,7 @@ impl Session {
                 .iter()
                 .map(|p| p.to_string_lossy().into_owned())
                 .collect(),
+            models: self.models,
         };
         Some(Extracted {
             meta,

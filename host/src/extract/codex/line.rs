@@ -41,6 +41,9 @@ pub struct Payload<'a> {
     /// `session_meta` and `turn_context` working directory.
     #[serde(borrow)]
     pub cwd: Str<'a>,
+    /// `turn_context.model`.
+    #[serde(borrow)]
+    pub model: Str<'a>,
     /// `session_meta.git`.
     #[serde(borrow)]
     pub git: Obj<Git<'a>>,

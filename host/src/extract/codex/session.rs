@@ -11,7 +11,9 @@ use super::line::{self, Outer, Payload};
 use crate::extract::common::iso_ms;
 use crate::extract::draft::{finish, Draft, Loc};
 use crate::extract::{Diagnostics, Extracted};
-use recall_core::model::{AnchorPosition, Mark, Parent, Relation, Role, SessionMeta, Source};
+use recall_core::model::{
+    add_model, AnchorPosition, Mark, Parent, Relation, Role, SessionMeta, Source,
+};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::path::Path;
@@ -65,6 +67,9 @@ pub struct Session {
     parent: Option<Parent>,
     last_ts: Option<i64>,
     bad_lines: u64,
+    /// `turn_context.model`s, first seen first.
+    #[serde(default)]
+    models: Vec<String>,
 }
 
 impl Session {
@@ -108,6 +113,9 @@ impl Session {
             Some("turn_context") => {
                 if let Some(c) = p.cwd.non_empty() {
                     self.cwd = Some(c.to_string());
+                }
+                if let Some(m) = p.model.non_empty() {
+                    add_model(&mut self.models, m);
                 }
             }
             Some("response_item") => self.item(no, ts, p),
@@ -359,6 +367,7 @@ impl Session {
             messages: summary.messages,
             parent: self.parent,
             paths: vec![path.to_string_lossy().into_owned()],
+            models: self.models,
         };
         Some(Extracted {
             meta,

@@ -12,7 +12,7 @@
 use super::super::draft::{assemble, mtime_ms, Draft, Header, Loc};
 use super::super::json::{blank, parse_line, sniff_type};
 use super::super::{Diagnostics, Extracted};
-use recall_core::model::{session_key, Parent, Relation, Role, Source};
+use recall_core::model::{add_model, session_key, Parent, Relation, Role, Source};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::path::Path;
@@ -34,6 +34,9 @@ pub struct State {
     /// The seq the next event without one gets.
     next_seq: u64,
     drafts: Vec<Draft>,
+    /// Assistant `source.model` (pre-identity `provenance.model`), first seen first.
+    #[serde(default)]
+    models: Vec<String>,
 }
 
 /// Event types that may yield something (everything else is skipped
@@ -205,6 +208,14 @@ impl State {
             Some(m) if m.is_object() => m,
             _ => data, // pre-identity: `data.content`
         };
+        let model = m
+            .get("source")
+            .or_else(|| data.get("provenance"))
+            .and_then(|s| s.get("model"))
+            .and_then(Value::as_str);
+        if let Some(model) = model {
+            add_model(&mut self.models, model);
+        }
         let id = self.message_id(m, seq);
         let blocks = m.get("content").and_then(Value::as_array);
         let text = text_blocks(m.get("content"));
@@ -318,6 +329,7 @@ impl State {
             }),
             resume: None,
             paths: vec![path_str],
+            models: self.models,
         };
         assemble(
             header,

@@ -112,6 +112,7 @@ impl Stream {
             parent,
             resume: None, // the agent's (`Intendant::resume_command`)
             paths,
+            models: Vec::new(),
         };
         assemble(header, drafts, marks, diag, mtime_ms(log))
     }

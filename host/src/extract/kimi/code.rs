@@ -211,6 +211,7 @@ fn finish(call: &mut Call, main: &Path, wires: Vec<Wire>) -> Option<crate::extra
             .iter()
             .map(|p| p.to_string_lossy().into_owned())
             .collect(),
+        models: Vec::new(),
     };
     assemble(
         header,

@@ -172,6 +172,7 @@ fn finish(call: &mut Call, main: &Path, wires: Vec<Wire>) -> Option<Extracted> {
             .iter()
             .map(|p| p.to_string_lossy().into_owned())
             .collect(),
+        models: Vec::new(),
     };
     assemble(
         header,

@@ -19,7 +19,9 @@ use super::feed::{Call, Fed, Outcome};
 use super::json::{blank, parse_line, sniff_type, tool_call_text, TextOrParts, Ts};
 use super::lenient::{Obj, Str};
 use super::{Diagnostics, ExtractError, Extracted, SessionSource};
-use recall_core::model::{session_key, Mark, Parent, Relation, Role, SessionMeta, Source};
+use recall_core::model::{
+    add_model, session_key, Mark, Parent, Relation, Role, SessionMeta, Source,
+};
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 use std::fs;
@@ -170,6 +172,9 @@ pub struct State {
     tree: HashMap<String, Option<String>>,
     /// The last entry that has an id: the active leaf.
     leaf: Option<String>,
+    /// Assistant `message.model`s, first seen first.
+    #[serde(default)]
+    models: Vec<String>,
 }
 
 /// One entry (or the header). Fields with an unexpected shape read as
@@ -210,6 +215,8 @@ struct Message<'a> {
     command: Str<'a>,
     #[serde(borrow, default)]
     output: Str<'a>,
+    #[serde(borrow, default)]
+    model: Str<'a>,
 }
 
 /// Just the tree links of an entry that is never indexed.
@@ -301,6 +308,9 @@ impl State {
                 }
             }
             "assistant" => {
+                if let Some(model) = m.model.non_empty() {
+                    add_model(&mut self.models, model);
+                }
                 let Some(c) = m.content else { return };
                 let text = c.text("");
                 if !blank(&text) {
@@ -360,6 +370,7 @@ impl State {
                 }),
             resume: None, // the agent's (`Pi::resume_command`)
             paths: vec![path_str],
+            models: std::mem::take(&mut self.models),
         };
         assemble(
             header,
