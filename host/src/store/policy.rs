@@ -88,8 +88,7 @@ pub fn save(dir: &Path, p: &Policy) -> Result<(), PolicyError> {
         std::process::id(),
         TEMPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     );
-    write_replace(dir, &tmp, &path, &bytes)
-        .map_err(|source| PolicyError::Io { path, source })
+    write_replace(dir, &tmp, &path, &bytes).map_err(|source| PolicyError::Io { path, source })
 }
 
 /// The indexed sessions a history of `days` would retire at `now_ms`

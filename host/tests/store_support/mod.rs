@@ -273,15 +273,19 @@ pub fn serve(home: &Path) -> std::process::Child {
         .expect("spawn recall serve");
     let stderr = child.stderr.take().expect("stderr");
     let mut lines = std::io::BufRead::lines(std::io::BufReader::new(stderr));
-    loop {
+    let addr = loop {
         let line = lines
             .next()
             .expect("serve says where it listens")
             .expect("stderr");
-        if line.contains("serving http://") {
-            break;
+        if let Some(rest) = line.split("serving http://").nth(1) {
+            break rest
+                .split(|c: char| c == '/' || c.is_whitespace())
+                .next()
+                .unwrap_or_default()
+                .to_string();
         }
-    }
+    };
     std::thread::spawn(move || for _ in lines {});
     let advert = store_dir(home).join("serve.json");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
@@ -292,5 +296,39 @@ pub fn serve(home: &Path) -> std::process::Child {
         );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
+    // Until its first sweep ends, a daemon answers from the index as it
+    // was when it started (a search never waits behind a running sweep):
+    // tests that rely on its freshness start once it is current.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let phase = index_phase(&addr);
+        if phase == "current" || phase == "degraded" {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the daemon's first sweep never ended (phase {phase:?})"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     child
+}
+
+/// The `phase` of `GET /api/index/status` at `addr` ("" when unreadable).
+fn index_phase(addr: &str) -> String {
+    use std::io::{Read, Write};
+    let Ok(mut s) = std::net::TcpStream::connect(addr) else {
+        return String::new();
+    };
+    let req = "GET /api/index/status HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
+    let mut body = Vec::new();
+    if s.write_all(req.as_bytes()).is_err() || s.read_to_end(&mut body).is_err() {
+        return String::new();
+    }
+    let text = String::from_utf8_lossy(&body);
+    let json = text.split("\r\n\r\n").nth(1).unwrap_or_default();
+    serde_json::from_str::<serde_json::Value>(json)
+        .ok()
+        .and_then(|v| v["phase"].as_str().map(str::to_string))
+        .unwrap_or_default()
 }
