@@ -65,10 +65,12 @@ pub fn write_atomic_with(
     result
 }
 
-/// Writes `bytes` to `tmp` without fsync and renames it over `dest`. For
-/// expendable files (snapshots, the indexer state).
-pub fn write_replace(dir: &Path, tmp_name: &str, dest: &Path, bytes: &[u8]) -> io::Result<()> {
-    let tmp = dir.join(tmp_name);
+/// Writes `bytes` to a temp file of its own in `dir` (`<tmp_prefix>-<random>`,
+/// so concurrent writers never rename each other's file away) without fsync
+/// and renames it over `dest`. For expendable files (snapshots, the indexer
+/// state, the policy).
+pub fn write_replace(dir: &Path, tmp_prefix: &str, dest: &Path, bytes: &[u8]) -> io::Result<()> {
+    let tmp = dir.join(format!("{tmp_prefix}-{}", random_hex(8)));
     let result = fs::write(&tmp, bytes).and_then(|()| fs::rename(&tmp, dest));
     if result.is_err() {
         let _ = fs::remove_file(&tmp);

@@ -70,9 +70,6 @@ pub fn load(dir: &Path) -> Result<Policy, PolicyError> {
     }
 }
 
-/// Numbers this process's policy temp files.
-static TEMPS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
 /// Writes the policy of the store at `dir` (atomically replaced).
 pub fn save(dir: &Path, p: &Policy) -> Result<(), PolicyError> {
     let path = dir.join(POLICY);
@@ -81,14 +78,8 @@ pub fn save(dir: &Path, p: &Policy) -> Result<(), PolicyError> {
         source,
     })?;
     bytes.push(b'\n');
-    // A temp name of its own: two commands setting the policy at once must
-    // not rename each other's file away.
-    let tmp = format!(
-        ".policy.json.tmp-{}-{}",
-        std::process::id(),
-        TEMPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-    );
-    write_replace(dir, &tmp, &path, &bytes).map_err(|source| PolicyError::Io { path, source })
+    write_replace(dir, ".policy.json.tmp", &path, &bytes)
+        .map_err(|source| PolicyError::Io { path, source })
 }
 
 /// The indexed sessions a history of `days` would retire at `now_ms`

@@ -4,7 +4,7 @@
 //! A snapshot is `<store_id>-<revision>.json` holding the exact manifest
 //! bytes; its mtime is the moment it was superseded.
 
-use super::fsutil::{age_ms, random_hex, wall_ms, write_replace};
+use super::fsutil::{age_ms, wall_ms, write_replace};
 use super::StoreError;
 use recall_core::model::Manifest;
 use std::fs;
@@ -32,8 +32,7 @@ pub fn save(dir: &Path, m: &Manifest, bytes: &[u8]) -> Result<(), StoreError> {
     let Some(dest) = path(dir, &m.store_id, m.revision) else {
         return Ok(());
     };
-    let tmp = format!(".tmp-{}", random_hex(8));
-    write_replace(dir, &tmp, &dest, bytes).map_err(|e| StoreError::io(&dest, e))
+    write_replace(dir, ".tmp", &dest, bytes).map_err(|e| StoreError::io(&dest, e))
 }
 
 /// Reads a retained snapshot.

@@ -7,7 +7,7 @@
 //! unchanged one is not read again on every sweep. Losing it costs work,
 //! never correctness: it is rewritten (without fsync) under the writer lock.
 
-use super::fsutil::{random_hex, write_replace};
+use super::fsutil::write_replace;
 use recall_core::model::FileCursor;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -91,6 +91,5 @@ pub fn read(dir: &Path, store_id: &str) -> IndexerState {
 /// Replaces the state file.
 pub fn write(dir: &Path, state: &IndexerState) -> std::io::Result<()> {
     let bytes = serde_json::to_vec(state).map_err(std::io::Error::other)?;
-    let tmp = format!(".state.tmp-{}", random_hex(8));
-    write_replace(dir, &tmp, &dir.join(STATE), &bytes)
+    write_replace(dir, ".state.tmp", &dir.join(STATE), &bytes)
 }
