@@ -299,6 +299,20 @@ fn status_only(addr: std::net::SocketAddr, path: &str) -> u16 {
     status_line(addr, path).1
 }
 
+/// The demo's first Codex session: its key and its (first) source file.
+fn codex_session(d: &Demo) -> (String, String) {
+    let v = d.get("/api/sessions?source=codex").json();
+    let key = v["sessions"][0]["session_key"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let path = d.get(&format!("/api/session/{}", enc(&key))).json()["session"]["paths"][0]
+        .as_str()
+        .unwrap()
+        .to_string();
+    (key, path)
+}
+
 /// Deterministic incompressible bytes.
 fn noise(n: usize) -> Vec<u8> {
     let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
@@ -315,15 +329,7 @@ fn noise(n: usize) -> Vec<u8> {
 #[test]
 fn export_beyond_its_cap_is_busy_and_searches_still_answer() {
     let d = Demo::start("exportcap");
-    let v = d.get("/api/sessions?source=codex").json();
-    let key = v["sessions"][0]["session_key"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let path = d.get(&format!("/api/session/{}", enc(&key))).json()["session"]["paths"][0]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let (key, path) = codex_session(&d);
     // An export larger than every buffer between the server and a client
     // that does not read.
     let mut f = std::fs::OpenOptions::new()
@@ -423,15 +429,7 @@ fn a_one_time_login_link_sets_a_strict_http_only_cookie() {
 #[test]
 fn export_never_follows_a_symlink_out_of_the_roots() {
     let d = Demo::start("exportlink");
-    let v = d.get("/api/sessions?source=codex").json();
-    let key = v["sessions"][0]["session_key"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let path = d.get(&format!("/api/session/{}", enc(&key))).json()["session"]["paths"][0]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let (key, path) = codex_session(&d);
     let secret = d.home.0.join("outside-the-roots.txt");
     std::fs::write(&secret, "PRIVATE-KEY-MATERIAL").unwrap();
     std::fs::remove_file(&path).unwrap();
