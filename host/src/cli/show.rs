@@ -160,20 +160,46 @@ pub fn run(g: &Globals, a: ShowArgs) -> anyhow::Result<Found> {
         }
         outln!()?;
         outln!("#{i} {} {}{flags}", minute(r.ts_ms), r.role.as_str())?;
-        let text = if r.role == Role::Tool && !a.full {
-            let one: String = r.text.split_whitespace().collect::<Vec<_>>().join(" ");
-            let cut: String = one.chars().take(TOOL_PREVIEW).collect();
-            if cut.len() < one.len() {
-                format!("{cut}…")
-            } else {
-                cut
-            }
-        } else {
-            r.text.clone()
-        };
-        for line in text.lines() {
-            outln!("    {}", sanitize(line))?;
-        }
+        print_text(r.role, &r.text, a.full)?;
     }
     Ok(Found::Yes)
+}
+
+/// Prints a record's text, indented and sanitized (see [`shown_text`]).
+pub(super) fn print_text(role: Role, text: &str, full: bool) -> std::io::Result<()> {
+    for line in shown_text(role, text, full).lines() {
+        outln!("    {}", sanitize(line))?;
+    }
+    Ok(())
+}
+
+/// The text `recall show` prints for a record: a tool row becomes one line
+/// of at most [`TOOL_PREVIEW`] characters (`…` when cut) unless `full`.
+fn shown_text(role: Role, text: &str, full: bool) -> std::borrow::Cow<'_, str> {
+    if role != Role::Tool || full {
+        return text.into();
+    }
+    let one: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let cut: String = one.chars().take(TOOL_PREVIEW).collect();
+    if cut.len() < one.len() {
+        format!("{cut}…").into()
+    } else {
+        cut.into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_rows_are_one_short_line_unless_full() {
+        let long = "é ".repeat(300);
+        let shown = shown_text(Role::Tool, &long, false);
+        assert_eq!(shown.chars().count(), TOOL_PREVIEW + 1);
+        assert!(shown.ends_with('…') && !shown.contains('\n'));
+        assert_eq!(shown_text(Role::Tool, "a\n  b", false), "a b");
+        assert_eq!(shown_text(Role::Tool, &long, true), long);
+        assert_eq!(shown_text(Role::User, "a\n  b", false), "a\n  b");
+    }
 }

@@ -11,12 +11,9 @@ use crate::http::backend::reextract_paths;
 use crate::http::locate::{verify, Verdict};
 use anyhow::Context as _;
 use clap::Args;
-use recall_core::model::{ManifestEntry, Role};
+use recall_core::model::ManifestEntry;
 use recall_core::session::{session_view, SessionViewRequest};
 use recall_core::PreparedShard;
-
-/// Tool rows are shown up to this many chars unless `--full`.
-const TOOL_PREVIEW: usize = 200;
 
 /// The session-view page flags.
 #[derive(Debug, Default, Args)]
@@ -118,20 +115,7 @@ pub fn run(
             minute(e.ts_ms),
             e.role.as_str()
         )?;
-        let text = if e.role == Role::Tool && !full {
-            let one: String = e.text.split_whitespace().collect::<Vec<_>>().join(" ");
-            let cut: String = one.chars().take(TOOL_PREVIEW).collect();
-            if cut.len() < one.len() {
-                format!("{cut}…")
-            } else {
-                cut
-            }
-        } else {
-            e.text.clone()
-        };
-        for line in text.lines() {
-            outln!("    {}", sanitize(line))?;
-        }
+        super::show::print_text(e.role, &e.text, full)?;
     }
     Ok(Found::Yes)
 }
