@@ -103,6 +103,33 @@ pub fn manifest(bytes: &[u8]) {
     }
 }
 
+/// The catalog reader: whatever parses serializes and parses again to the
+/// same catalog, and assembling it over metas that are never found is an
+/// error, never a panic.
+pub fn catalog(bytes: &[u8]) {
+    if let Ok(c) = crate::store::catalog::parse(bytes) {
+        let again = crate::store::catalog::to_bytes(&c).expect("a parsed catalog serializes");
+        assert_eq!(crate::store::catalog::parse(&again).ok(), Some(c.clone()));
+        let r = crate::store::catalog::assemble(&c, |n| Err(format!("{n}: absent")));
+        assert!(c.metas.is_empty() || r.is_err());
+    }
+}
+
+/// The meta reader: bytes under their own content name parse or are refused,
+/// and under another name they are always refused.
+pub fn meta(bytes: &[u8]) {
+    let name = crate::store::catalog::meta_name(bytes);
+    if let Ok(entries) = crate::store::catalog::parse_meta(&name, bytes) {
+        let again = crate::store::catalog::meta_bytes(&entries).expect("a parsed meta serializes");
+        let name2 = crate::store::catalog::meta_name(&again);
+        assert!(crate::store::catalog::parse_meta(&name2, &again).is_ok());
+    }
+    assert!(
+        crate::store::catalog::parse_meta("0000000000000000.meta", bytes).is_err()
+            || name == "0000000000000000.meta"
+    );
+}
+
 /// A checkpoint file as the store reads it, then as the extractor would use
 /// it on the demo's Pi and Claude sessions: never a panic.
 pub fn checkpoint(bytes: &[u8]) {

@@ -80,7 +80,7 @@ fn an_empty_machine_gets_the_demo_home_unless_no_demo() {
             .join(".recall")
             .join("index")
             .join("v1")
-            .join("manifest.json")
+            .join("catalog.json")
             .exists()
             || store_support::manifest(&home).is_none_or(|m| m.sessions.is_empty()),
         "the user's own store stays empty"

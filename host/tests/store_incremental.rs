@@ -125,18 +125,14 @@ fn corrupt_manifest_is_quarantined_and_rebuilt() {
     run_ok(&home, &["index"], 0);
     let before = manifest(&home).unwrap();
     let dir = store_dir(&home);
-    fs::write(
-        dir.join("manifest.json"),
-        b"{\"schema\":1,\"sessions\":{tor",
-    )
-    .unwrap();
+    fs::write(dir.join("catalog.json"), b"{\"schema\":2,\"metas\":[tor").unwrap();
     let out = run(&home, &["index"]);
     assert_eq!(out.status.code(), Some(0));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("manifest.corrupt-"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("catalog.corrupt-"));
     let quarantined: Vec<_> = fs::read_dir(&dir)
         .unwrap()
         .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .filter(|n| n.starts_with("manifest.corrupt-"))
+        .filter(|n| n.starts_with("catalog.corrupt-"))
         .collect();
     assert_eq!(quarantined.len(), 1);
     let after = check_store(&home).unwrap().unwrap();

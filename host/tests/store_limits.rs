@@ -11,7 +11,7 @@ fn a_manifest_at_the_largest_revision_is_refused_not_wrapped() {
     let home = temp_dir("revmax");
     write_session(&home, 1, 2, 50);
     run_ok(&home, &["index"], 0);
-    let path = store_dir(&home).join("manifest.json");
+    let path = store_dir(&home).join("catalog.json");
     let mut m: serde_json::Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
     m["revision"] = serde_json::json!(u64::MAX);
     fs::write(&path, serde_json::to_vec(&m).unwrap()).unwrap();
@@ -39,7 +39,7 @@ fn only_the_newest_corrupt_manifests_are_kept() {
     run_ok(&home, &["index"], 0);
     let dir = store_dir(&home);
     for i in 0..6 {
-        fs::write(dir.join("manifest.json"), format!("{{not json {i}")).unwrap();
+        fs::write(dir.join("catalog.json"), format!("{{not json {i}")).unwrap();
         run_ok(&home, &["index"], 0);
         std::thread::sleep(std::time::Duration::from_millis(3));
     }
@@ -47,7 +47,7 @@ fn only_the_newest_corrupt_manifests_are_kept() {
         .unwrap()
         .flatten()
         .map(|e| e.file_name().into_string().unwrap())
-        .filter(|n| n.starts_with("manifest.corrupt-"))
+        .filter(|n| n.starts_with("catalog.corrupt-"))
         .collect();
     corrupt.sort();
     assert_eq!(corrupt.len(), 3, "{corrupt:?}");

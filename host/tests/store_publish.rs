@@ -225,3 +225,121 @@ fn superseded_manifests_stay_servable_as_snapshots() {
         "{text}"
     );
 }
+
+/// A store written before the catalog (one `manifest.json`) is read as it
+/// is, and its first publish converts it: same store id, same sessions, the
+/// old revision still servable as a snapshot; nothing is rebuilt or lost.
+#[test]
+fn a_legacy_manifest_is_read_and_converted_by_the_first_publish() {
+    let dir = temp_dir("legacy");
+    let store = Store::open(&dir).unwrap();
+    let out = store
+        .publish(batch(
+            "",
+            1,
+            1000,
+            vec![
+                entry(&store, "a", "one", 1000),
+                entry(&store, "b", "two", 1000),
+            ],
+        ))
+        .unwrap();
+    let before = store.current().unwrap();
+    // Make it an old store: manifest.json, no catalog, no metas.
+    let bytes = store.manifest_bytes().unwrap().unwrap();
+    drop(store);
+    std::fs::write(dir.join("manifest.json"), &bytes).unwrap();
+    std::fs::remove_file(dir.join("catalog.json")).unwrap();
+    for e in std::fs::read_dir(dir.join("metas")).unwrap() {
+        std::fs::remove_file(e.unwrap().path()).unwrap();
+    }
+    let store = Store::open(&dir).unwrap();
+    assert_eq!(*store.current().unwrap(), *before, "read as it is");
+    assert!(!dir.join("catalog.json").exists(), "a read never writes");
+    let out2 = store
+        .publish(Batch {
+            base_store_id: out.store_id.clone(),
+            parser_version: 1,
+            watermark: 2000,
+            finish_sweep: Some(false),
+            ..Batch::default()
+        })
+        .unwrap();
+    assert!(out2.written, "the first publish converts");
+    assert_eq!(
+        (out2.store_id.as_str(), out2.revision),
+        (out.store_id.as_str(), out.revision + 1)
+    );
+    assert!(dir.join("catalog.json").exists() && !dir.join("manifest.json").exists());
+    let fresh = Store::open(&dir).unwrap();
+    let after = fresh.current().unwrap();
+    assert_eq!(after.sessions, before.sessions);
+    let snap = fresh.snapshot(&out.store_id, out.revision).unwrap();
+    assert_eq!(
+        snap.sessions, before.sessions,
+        "the legacy revision pages on"
+    );
+}
+
+/// A meta whose bytes are not its name (altered on disk) is never trusted:
+/// the catalog naming it is quarantined and the store starts again (a new
+/// store id, rebuilt from the sources by the next sweep).
+#[test]
+fn an_altered_meta_is_refused_not_trusted() {
+    let dir = temp_dir("bad-meta");
+    let store = Store::open(&dir).unwrap();
+    let out = store
+        .publish(batch("", 1, 1000, vec![entry(&store, "a", "one", 1000)]))
+        .unwrap();
+    drop(store);
+    let meta = std::fs::read_dir(dir.join("metas"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "meta"))
+        .unwrap();
+    let text = std::fs::read_to_string(&meta).unwrap();
+    std::fs::write(&meta, text.replace("\"records\":1", "\"records\":9")).unwrap();
+    let store = Store::open(&dir).unwrap();
+    let cur = store.current().unwrap();
+    assert_ne!(cur.store_id, out.store_id);
+    assert!(cur.sessions.is_empty());
+    let q = store.take_quarantined();
+    assert!(
+        q.len() == 1 && q[0].starts_with("catalog.corrupt-"),
+        "{q:?}"
+    );
+}
+
+/// A publish of one changed session among many writes one small meta and
+/// the catalog, not every session's entry.
+#[test]
+fn a_one_session_publish_writes_in_proportion_to_the_change() {
+    let dir = temp_dir("proportional");
+    let store = Store::open(&dir).unwrap();
+    let many: Vec<_> = (0..300)
+        .map(|i| entry(&store, &format!("s{i:03}"), &format!("text {i}"), 1000))
+        .collect();
+    let first = store.publish(batch("", 1, 1000, many)).unwrap();
+    let whole = store.manifest_bytes().unwrap().unwrap().len() as u64;
+    let mut most = 0;
+    for w in 0..20 {
+        let one = entry(
+            &store,
+            &format!("s{:03}", w * 7),
+            &format!("appended {w}"),
+            2000 + w,
+        );
+        let out = store
+            .publish(batch(&first.store_id, 1, 2000 + w, vec![one]))
+            .unwrap();
+        assert!(out.written);
+        most = most.max(out.bytes_written);
+    }
+    assert!(
+        most * 20 < whole,
+        "{most} B per one-session publish vs a {whole} B manifest"
+    );
+    let catalog = std::fs::metadata(dir.join("catalog.json")).unwrap().len();
+    assert!(catalog < 4096, "catalog.json is {catalog} B");
+}

@@ -39,7 +39,8 @@ pub fn run(g: &Globals, a: McpArgs) -> anyhow::Result<Found> {
     let home = std::fs::canonicalize(&home).unwrap_or(home);
     let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
     let dir = store::store_dir(&store::recall_home(&home, env));
-    if !dir.join("manifest.json").exists() {
+    if !dir.join(store::catalog::CATALOG).exists() && !dir.join(store::manifest::MANIFEST).exists()
+    {
         bail!(
             "no index at {}; run `recall index` (or `recall serve`) first",
             dir.display()

@@ -4,7 +4,7 @@
 use super::backend::{Backend, BackendError, IndexStatus};
 use crate::catalog::StoreCatalog;
 use crate::index::Indexer;
-use crate::store::manifest::{self, MANIFEST};
+use crate::store::manifest;
 use crate::store::StoreError;
 use recall_core::model::Manifest;
 use recall_core::Catalog;
@@ -95,14 +95,15 @@ impl Backend for StoreBackend {
     }
 
     fn manifest_bytes(&self) -> Result<Vec<u8>, BackendError> {
+        // Assembled from the catalog and its metas, serialized once per
+        // revision: the `manifest.json` shape the browser reads.
         let store = self.catalog.store();
-        match std::fs::read(store.dir().join(MANIFEST)) {
-            Ok(b) => Ok(b),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+        match store.manifest_bytes().map_err(err)? {
+            Some(b) => Ok(b),
+            None => {
                 let m = store.current().map_err(err)?;
                 manifest::to_bytes(&m).map_err(|e| BackendError::new(e.to_string()))
             }
-            Err(e) => Err(BackendError::new(format!("cannot read the manifest: {e}"))),
         }
     }
 

@@ -1,8 +1,9 @@
-//! `manifest.json`: reading (with corruption detection), deterministic
-//! serialization (compact; struct fields in declaration order, map keys
-//! sorted) and the durable atomic replace.
+//! The manifest's JSON: reading a legacy `manifest.json` (a store from
+//! before the catalog, with corruption detection), the deterministic
+//! serialization the browser reads (compact; struct fields in declaration
+//! order, map keys sorted), the revision rule and the quarantine of a
+//! corrupt catalog or manifest.
 
-use super::fsutil::{random_hex, write_atomic, write_atomic_with};
 use super::StoreError;
 use recall_core::model::Manifest;
 use std::fs;
@@ -55,26 +56,7 @@ pub fn to_bytes(m: &Manifest) -> Result<Vec<u8>, serde_json::Error> {
     serde_json::to_vec(m)
 }
 
-/// Replaces `dir/manifest.json` durably (temp → fsync → rename → fsync dir).
-pub fn write(dir: &Path, bytes: &[u8]) -> Result<(), StoreError> {
-    let tmp = format!(".manifest.tmp-{}", random_hex(8));
-    let dest = dir.join(MANIFEST);
-    write_atomic(dir, &tmp, &dest, bytes).map_err(|e| StoreError::io(&dest, e))
-}
-
-/// [`write`], calling `before_rename` with the new file's metadata just
-/// before it replaces the manifest (to cache what readers will find).
-pub fn write_with(
-    dir: &Path,
-    bytes: &[u8],
-    before_rename: impl FnOnce(&fs::Metadata),
-) -> Result<(), StoreError> {
-    let tmp = format!(".manifest.tmp-{}", random_hex(8));
-    let dest = dir.join(MANIFEST);
-    write_atomic_with(dir, &tmp, &dest, bytes, before_rename).map_err(|e| StoreError::io(&dest, e))
-}
-
-/// How many `manifest.corrupt-*` files are kept (the newest): evidence,
+/// How many `<file>.corrupt-*` files are kept (the newest): evidence,
 /// but a store corrupted again and again must not fill the disk.
 pub const KEEP_CORRUPT: usize = 3;
 
@@ -83,7 +65,7 @@ pub const KEEP_CORRUPT: usize = 3;
 pub fn next_revision(dir: &Path, r: u64) -> Result<u64, StoreError> {
     r.checked_add(1).ok_or_else(|| {
         StoreError::io(
-            &dir.join(MANIFEST),
+            &dir.join(super::catalog::CATALOG),
             std::io::Error::other(
                 "the manifest revision is at its maximum; `recall clear` starts a new store",
             ),
@@ -91,15 +73,16 @@ pub fn next_revision(dir: &Path, r: u64) -> Result<u64, StoreError> {
     })
 }
 
-/// Deletes all but the newest [`KEEP_CORRUPT`] `manifest.corrupt-<ms>[.<n>]`
+/// Deletes all but the newest [`KEEP_CORRUPT`] `<stem>.corrupt-<ms>[.<n>]`
 /// files (ordered by their ms, then n).
-fn prune_corrupt(dir: &Path) {
+fn prune_corrupt(dir: &Path, file: &str) {
     let Ok(rd) = fs::read_dir(dir) else { return };
+    let prefix = format!("{}.corrupt-", stem(file));
     let mut found: Vec<((i64, u64), std::path::PathBuf)> = rd
         .flatten()
         .filter_map(|e| {
             let name = e.file_name().into_string().ok()?;
-            let rest = name.strip_prefix("manifest.corrupt-")?;
+            let rest = name.strip_prefix(&prefix)?;
             let (ms, n) = rest.split_once('.').unwrap_or((rest, "0"));
             Some(((ms.parse().ok()?, n.parse().ok()?), e.path()))
         })
@@ -111,18 +94,24 @@ fn prune_corrupt(dir: &Path) {
     }
 }
 
-/// Moves a corrupt manifest aside as `manifest.corrupt-<ms>` (evidence:
-/// the newest [`KEEP_CORRUPT`] are kept). Returns the new name.
-pub fn quarantine(dir: &Path, now_ms: i64) -> Result<String, StoreError> {
-    let from = dir.join(MANIFEST);
-    let mut name = format!("manifest.corrupt-{now_ms}");
+fn stem(file: &str) -> &str {
+    file.strip_suffix(".json").unwrap_or(file)
+}
+
+/// Moves a corrupt `file` (`catalog.json`, or a legacy `manifest.json`)
+/// aside as `<stem>.corrupt-<ms>` (`catalog.corrupt-…`) (evidence: the newest [`KEEP_CORRUPT`]
+/// are kept). Returns the new name.
+pub fn quarantine(dir: &Path, file: &str, now_ms: i64) -> Result<String, StoreError> {
+    let from = dir.join(file);
+    let stem = stem(file);
+    let mut name = format!("{stem}.corrupt-{now_ms}");
     let mut n = 1;
     while dir.join(&name).exists() {
-        name = format!("manifest.corrupt-{now_ms}.{n}");
+        name = format!("{stem}.corrupt-{now_ms}.{n}");
         n += 1;
     }
     fs::rename(&from, dir.join(&name)).map_err(|e| StoreError::io(&from, e))?;
-    prune_corrupt(dir);
+    prune_corrupt(dir, file);
     Ok(name)
 }
 

@@ -1,15 +1,20 @@
 //! The shard store (DESIGN.md §6): `$RECALL_HOME/index/v1/` holding
-//! `manifest.json`, `generations/`, `snapshots/`, `segments/` with
+//! `catalog.json` with `metas/` (the manifest, split: see [`catalog`]),
+//! `generations/`, `snapshots/` (superseded catalogs), `segments/` with
 //! `segments.json` (the index), `writer.lock` and the indexer's private
-//! `indexer.json`.
+//! `indexer.json`. A store from before the split has `manifest.json`
+//! instead: it is read as it is and converted by the first publish.
 //!
-//! Readers never lock: they read the manifest (replaced by atomic rename)
-//! and immutable generation files. Writers write generations first, then
-//! publish a manifest under the writer lock through the gate in [`publish`].
-//! This type is what the CLI and the HTTP server share: open a store, get
-//! the current manifest or a retained snapshot, read a generation's bytes.
+//! Readers never lock and never write: they read the catalog (replaced by
+//! atomic rename), the immutable metas it names and immutable generation
+//! files. Writers write generations first, then publish under the writer
+//! lock through the gate in [`publish`]. This type is what the CLI and the
+//! HTTP server share: open a store, get the current manifest or a retained
+//! snapshot, read a generation's bytes.
 
+pub mod catalog;
 pub mod checkpoints;
+mod commit;
 mod fsutil;
 pub mod generations;
 pub mod lock;
@@ -122,6 +127,8 @@ pub struct Store {
     generations: PathBuf,
     snapshots: PathBuf,
     cached: Mutex<Option<(Stamp, Arc<Manifest>)>>,
+    metas: Mutex<std::collections::HashMap<String, catalog::Entries>>,
+    manifest_json: Mutex<Option<(String, u64, Arc<Vec<u8>>)>>,
     snapshot_cache: Mutex<Vec<Arc<Manifest>>>,
     quarantined: Mutex<Vec<String>>,
     segment_cache: Mutex<segments::SegmentCache>,
@@ -150,7 +157,8 @@ impl Store {
         let generations = dir.join(generations::GENERATIONS);
         let snapshots = dir.join(snapshots::SNAPSHOTS);
         let segs = dir.join(segments::SEGMENTS);
-        for d in [dir, &generations, &snapshots, &segs] {
+        let metas = dir.join(catalog::METAS);
+        for d in [dir, &generations, &snapshots, &segs, &metas] {
             fs::create_dir_all(d).map_err(|e| StoreError::io(d, e))?;
         }
         Ok(Store {
@@ -158,6 +166,8 @@ impl Store {
             generations,
             snapshots,
             cached: Mutex::new(None),
+            metas: Mutex::new(Default::default()),
+            manifest_json: Mutex::new(None),
             snapshot_cache: Mutex::new(Vec::new()),
             quarantined: Mutex::new(Vec::new()),
             segment_cache: Mutex::new(segments::SegmentCache::default()),
@@ -183,7 +193,8 @@ impl Store {
 
     /// The current manifest (cached until the file changes). No manifest
     /// yet ⇒ an empty one with revision 0 and no store id. A corrupt
-    /// manifest is renamed `manifest.corrupt-<ms>` and replaced by an empty
+    /// catalog (one that does not parse, or names a meta that is missing or
+    /// altered) is renamed `catalog.corrupt-<ms>` and replaced by an empty
     /// one with a new store id; the next sweep rebuilds it from the sources.
     pub fn current(&self) -> Result<Arc<Manifest>, StoreError> {
         match self.load()? {
@@ -196,22 +207,58 @@ impl Store {
                     drop(_lock);
                     return self.current();
                 }
-                let name = manifest::quarantine(&self.dir, wall_ms())?;
+                let file = if self.dir.join(catalog::CATALOG).exists() {
+                    catalog::CATALOG
+                } else {
+                    manifest::MANIFEST
+                };
+                let name = manifest::quarantine(&self.dir, file, wall_ms())?;
                 if let Ok(mut q) = self.quarantined.lock() {
                     q.push(name);
                 }
-                let mut fresh = Manifest::empty(random_hex(12), 0);
-                fresh.revision = 1;
-                fresh.updated_at_ms = wall_ms();
-                manifest::write(&self.dir, &manifest::to_bytes(&fresh)?)?;
-                Ok(Arc::new(fresh))
+                let fresh = self.write_empty(random_hex(12), 1)?;
+                Ok(fresh)
             }
         }
     }
 
-    /// Reads the manifest without locking, reusing the parsed copy while
-    /// the file is unchanged.
+    /// Reads the manifest without locking or writing, reusing the parsed
+    /// copy while `catalog.json` is unchanged: the catalog, then the metas
+    /// it names (parsed once per process each). No catalog ⇒ the legacy
+    /// `manifest.json`, if any.
     pub(crate) fn load(&self) -> Result<Loaded, StoreError> {
+        let path = self.dir.join(catalog::CATALOG);
+        let st = stamp(&path);
+        if let (Some(st), Ok(guard)) = (st, self.cached.lock()) {
+            if let Some((s, m)) = guard.as_ref() {
+                if *s == st {
+                    return Ok(Loaded::Ok(m.clone()));
+                }
+            }
+        }
+        let bytes = match fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return self.load_legacy(),
+            Err(e) => return Err(StoreError::io(&path, e)),
+        };
+        let Ok(cat) = catalog::parse(&bytes) else {
+            return Ok(Loaded::Corrupt);
+        };
+        let Ok(m) = self.assemble(&cat) else {
+            return Ok(Loaded::Corrupt);
+        };
+        let m = Arc::new(m);
+        if let Ok(mut metas) = self.metas.lock() {
+            metas.retain(|k, _| cat.metas.iter().any(|r| r.name == *k));
+        }
+        if let (Some(st), Ok(mut guard)) = (st, self.cached.lock()) {
+            *guard = Some((st, m.clone()));
+        }
+        Ok(Loaded::Ok(m))
+    }
+
+    /// A store from before the catalog: `manifest.json` as it is.
+    fn load_legacy(&self) -> Result<Loaded, StoreError> {
         let path = self.dir.join(manifest::MANIFEST);
         let st = stamp(&path);
         if let (Some(st), Ok(guard)) = (st, self.cached.lock()) {
@@ -234,6 +281,29 @@ impl Store {
         })
     }
 
+    /// A meta's entries (cached by name); one that is missing or does not
+    /// match its name is an error.
+    pub(crate) fn meta(&self, name: &str) -> Result<catalog::Entries, String> {
+        if let Some(e) = self.metas.lock().ok().and_then(|m| m.get(name).cloned()) {
+            return Ok(e);
+        }
+        if !catalog::is_meta_name(name) {
+            return Err(format!("not a meta name: {name:?}"));
+        }
+        let path = self.dir.join(catalog::METAS).join(name);
+        let bytes = fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let entries = Arc::new(catalog::parse_meta(name, &bytes)?);
+        if let Ok(mut m) = self.metas.lock() {
+            m.insert(name.to_string(), entries.clone());
+        }
+        Ok(entries)
+    }
+
+    /// The manifest a catalog describes.
+    pub(crate) fn assemble(&self, cat: &catalog::Catalog) -> Result<Manifest, String> {
+        catalog::assemble(cat, |n| self.meta(n))
+    }
+
     /// Caches `m` as the manifest whose file has `meta` (being written under
     /// the lock).
     pub(crate) fn remember(&self, meta: &fs::Metadata, m: Arc<Manifest>) {
@@ -242,14 +312,27 @@ impl Store {
         }
     }
 
-    /// The exact bytes of the current manifest (`None` before the first publish).
+    /// The current manifest as `manifest.json` bytes (the shape the
+    /// browser reads; `None` before the first publish). Serialized from the
+    /// assembled manifest once per revision.
     pub fn manifest_bytes(&self) -> Result<Option<Vec<u8>>, StoreError> {
-        let path = self.dir.join(manifest::MANIFEST);
-        match fs::read(&path) {
-            Ok(b) => Ok(Some(b)),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(StoreError::io(&path, e)),
+        let m = match self.load()? {
+            Loaded::Missing => return Ok(None),
+            Loaded::Ok(m) => m,
+            Loaded::Corrupt => self.current()?,
+        };
+        if let Ok(guard) = self.manifest_json.lock() {
+            if let Some((id, rev, b)) = guard.as_ref() {
+                if *id == m.store_id && *rev == m.revision {
+                    return Ok(Some(b.to_vec()));
+                }
+            }
         }
+        let bytes = manifest::to_bytes(&m)?;
+        if let Ok(mut guard) = self.manifest_json.lock() {
+            *guard = Some((m.store_id.clone(), m.revision, Arc::new(bytes.clone())));
+        }
+        Ok(Some(bytes))
     }
 
     /// Names of manifests this handle quarantined (drained).
@@ -276,7 +359,15 @@ impl Store {
                 return Some(m.clone());
             }
         }
-        let m = Arc::new(snapshots::load(&self.snapshots, store_id, revision)?);
+        let bytes = snapshots::load_bytes(&self.snapshots, store_id, revision)?;
+        let m = match catalog::parse(&bytes) {
+            Ok(cat) => self.assemble(&cat).ok()?,
+            Err(_) => snapshots::parse_legacy(&bytes)?,
+        };
+        if m.store_id != store_id || m.revision != revision {
+            return None;
+        }
+        let m = Arc::new(m);
         if let Ok(mut cache) = self.snapshot_cache.lock() {
             if cache.len() >= SNAPSHOT_CACHE {
                 cache.remove(0);
@@ -321,16 +412,14 @@ impl Store {
     /// a new store id expires every cursor. Returns the new manifest.
     pub fn clear(&self) -> Result<Arc<Manifest>, StoreError> {
         let _lock = self.lock()?;
-        let revision = match manifest::read(&self.dir)? {
-            ReadManifest::Ok(m, _) => m.revision,
+        let revision = match self.load()? {
+            Loaded::Ok(m) => m.revision,
             _ => 0,
         };
-        let mut fresh = Manifest::empty(random_hex(12), 0);
         // The new store id expires every cursor anyway, so a store at the
         // largest revision starts again from 1 (it never overflows).
-        fresh.revision = revision.checked_add(1).unwrap_or(1);
-        fresh.updated_at_ms = wall_ms();
-        manifest::write(&self.dir, &manifest::to_bytes(&fresh)?)?;
+        let fresh = self.write_empty(random_hex(12), revision.checked_add(1).unwrap_or(1))?;
+        remove_files(&self.dir.join(catalog::METAS))?;
         let _ = fs::remove_file(self.dir.join(state::STATE));
         snapshots::remove_all(&self.snapshots)?;
         for ent in fs::read_dir(&self.generations)
@@ -349,16 +438,37 @@ impl Store {
         }
         checkpoints::prune(&self.dir, wall_ms(), 0);
         let _ = fs::remove_file(self.dir.join(segments::LIST));
-        let sdir = self.dir.join(segments::SEGMENTS);
-        if let Ok(rd) = fs::read_dir(&sdir) {
-            for ent in rd.flatten() {
-                let p = ent.path();
-                fs::remove_file(&p).map_err(|e| StoreError::io(&p, e))?;
-            }
-        }
+        remove_files(&self.dir.join(segments::SEGMENTS))?;
         if let Ok(mut c) = self.snapshot_cache.lock() {
             c.clear();
         }
-        Ok(Arc::new(fresh))
+        Ok(fresh)
     }
+
+    /// Writes an empty catalog (a new or cleared store) and drops a legacy
+    /// manifest; returns the manifest it describes.
+    fn write_empty(&self, store_id: String, revision: u64) -> Result<Arc<Manifest>, StoreError> {
+        let cat = catalog::empty(store_id, 0, revision, wall_ms());
+        let m = Arc::new(
+            self.assemble(&cat)
+                .unwrap_or_else(|_| Manifest::empty(String::new(), 0)),
+        );
+        let bytes = catalog::to_bytes(&cat)?;
+        commit::write_catalog(self, &bytes, m.clone())?;
+        Ok(m)
+    }
+}
+
+/// Deletes every file in `dir` (a missing folder is fine).
+fn remove_files(dir: &Path) -> Result<(), StoreError> {
+    if let Ok(rd) = fs::read_dir(dir) {
+        for ent in rd.flatten() {
+            let p = ent.path();
+            match fs::remove_file(&p) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(StoreError::io(&p, e)),
+                _ => {}
+            }
+        }
+    }
+    Ok(())
 }

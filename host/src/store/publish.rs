@@ -11,15 +11,16 @@
 //! - an entry whose generation file is missing is dropped (re-extracted on
 //!   the next sweep).
 //!
-//! Nothing changed ⇒ nothing is written. Otherwise the superseded manifest
-//! goes to `snapshots/`, the new one (revision + 1) replaces it atomically,
-//! and `indexer.json` is updated in the same critical section.
+//! Nothing changed ⇒ nothing is written. Otherwise the new revision is
+//! committed (a meta of the changed entries, the superseded catalog to
+//! `snapshots/`, the new catalog by atomic rename: see `commit.rs`), and
+//! `indexer.json` is updated in the same critical section.
 
 use super::fsutil::{random_hex, wall_ms};
 use super::manifest;
 use super::retention::{newest_ms, TOMBSTONE_KEEP_MS};
 use super::state::{self, SkipReason, SkippedUnit};
-use super::{generations, snapshots, Loaded, Store, StoreError};
+use super::{generations, Loaded, Store, StoreError};
 use recall_core::model::{Manifest, ManifestEntry};
 use std::sync::Arc;
 
@@ -76,6 +77,8 @@ pub struct Outcome {
     pub gone: usize,
     /// Sessions dropped by retention.
     pub retired: Vec<String>,
+    /// Bytes of metas and catalog written (generations not included).
+    pub bytes_written: u64,
 }
 
 impl Store {
@@ -113,26 +116,22 @@ impl Store {
         if !batch.upserts.is_empty() && self.sync_generations {
             generations::sync_names(self.generations_dir())?;
         }
-        if may_change(&base, existed, &batch, now) {
+        // A store from before the catalog is converted by its first publish.
+        let legacy = existed && !self.dir().join(super::catalog::CATALOG).exists();
+        if legacy || may_change(&base, existed, &batch, now) {
             let mut m = (*base).clone();
             let mut changed = merge(self, &mut m, &batch, now, &mut st, &mut out);
-            changed |= !existed || m.parser_version != batch.parser_version;
+            changed |= legacy || !existed || m.parser_version != batch.parser_version;
             if changed {
                 m.revision = manifest::next_revision(self.dir(), m.revision)?;
                 m.updated_at_ms = now;
                 m.parser_version = batch.parser_version;
-                if existed {
-                    if let Some(bytes) = self.manifest_bytes()? {
-                        snapshots::save(&self.dir().join(snapshots::SNAPSHOTS), &base, &bytes)?;
-                    }
-                }
-                let bytes = manifest::to_bytes(&m)?;
                 revision = m.revision;
                 // Under the writer lock nobody else writes it: readers find
-                // the new manifest already parsed from the moment it has its
-                // name (none of them parses megabytes just written).
-                let m = Arc::new(m);
-                manifest::write_with(self.dir(), &bytes, |meta| self.remember(meta, m.clone()))?;
+                // the new manifest already assembled from the moment the
+                // catalog has its name.
+                let (_, bytes) = self.commit(m)?;
+                out.bytes_written = bytes.metas + bytes.catalog;
                 out.written = true;
                 state_changed |= !out.retired.is_empty();
             }

@@ -5,10 +5,8 @@
 //! the next plan finds its unit new and extracts it again. Indexer only:
 //! readers never write.
 
-use super::manifest;
-use super::{snapshots, wall_ms, Loaded, Store, StoreError};
+use super::{wall_ms, Loaded, Store, StoreError};
 use std::fs;
-use std::sync::Arc;
 
 impl Store {
     /// Clears the file cursors of every entry whose generation file is
@@ -48,12 +46,7 @@ impl Store {
         }
         m.revision = super::manifest::next_revision(self.dir(), m.revision)?;
         m.updated_at_ms = wall_ms();
-        if let Some(bytes) = self.manifest_bytes()? {
-            snapshots::save(&self.dir().join(snapshots::SNAPSHOTS), &base, &bytes)?;
-        }
-        let bytes = manifest::to_bytes(&m)?;
-        let m = Arc::new(m);
-        manifest::write_with(self.dir(), &bytes, |meta| self.remember(meta, m.clone()))?;
+        self.commit(m)?;
         Ok(keys)
     }
 }

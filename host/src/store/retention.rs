@@ -9,7 +9,7 @@
 
 use super::fsutil::{age_ms, wall_ms};
 use super::generations::{GRAMS_EXT, TMP_PREFIX};
-use super::{generations, snapshots, state, Loaded, Store, StoreError};
+use super::{catalog, generations, snapshots, state, Loaded, Store, StoreError};
 use recall_core::model::ManifestEntry;
 use std::collections::HashSet;
 use std::fs;
@@ -80,11 +80,36 @@ impl Store {
             .values()
             .map(|e| e.generation_file.as_str())
             .collect();
-        let (kept, snapshot_refs) = snapshots::prune(
-            &self.dir().join(snapshots::SNAPSHOTS),
-            grace_ms,
-            mode == GcMode::Full,
-        )?;
+        let kept = snapshots::prune(&self.dir().join(snapshots::SNAPSHOTS), grace_ms)?;
+        // Metas the current catalog or a kept snapshot names; generations a
+        // kept snapshot references (full mode: the cheap mode relies on
+        // `garbage`'s times instead).
+        let mut live_metas: HashSet<String> = HashSet::new();
+        if let Some(c) = fs::read(self.dir().join(catalog::CATALOG))
+            .ok()
+            .and_then(|b| catalog::parse(&b).ok())
+        {
+            live_metas.extend(c.metas.into_iter().map(|r| r.name));
+        }
+        let mut snapshot_refs: Vec<String> = Vec::new();
+        for bytes in &kept {
+            match catalog::parse(bytes) {
+                Ok(c) => {
+                    if mode == GcMode::Full {
+                        if let Ok(m) = self.assemble(&c) {
+                            snapshot_refs
+                                .extend(m.sessions.into_values().map(|e| e.generation_file));
+                        }
+                    }
+                    live_metas.extend(c.metas.into_iter().map(|r| r.name));
+                }
+                Err(_) if mode == GcMode::Full => {
+                    snapshot_refs.extend(snapshots::referenced(bytes).unwrap_or_default());
+                }
+                Err(_) => {}
+            }
+        }
+        let kept = kept.len();
         live.extend(snapshot_refs.iter().map(String::as_str));
         let now = wall_ms();
         let mut report = GcReport {
@@ -128,9 +153,26 @@ impl Store {
         if changed && !current.store_id.is_empty() {
             state::write(self.dir(), &st).map_err(|e| StoreError::io(self.dir(), e))?;
         }
+        collect_metas(&self.dir().join(catalog::METAS), &live_metas, now, grace_ms);
         drop(_lock);
         self.collect_segments(grace_ms);
         Ok(report)
+    }
+}
+
+/// Deletes meta files no live catalog names (and temp files of writers
+/// that died), once older than the grace period.
+fn collect_metas(mdir: &std::path::Path, live: &HashSet<String>, now: i64, grace_ms: i64) {
+    let Ok(rd) = fs::read_dir(mdir) else { return };
+    for ent in rd.flatten() {
+        let Some(n) = ent.file_name().to_str().map(str::to_string) else {
+            continue;
+        };
+        let garbage =
+            (catalog::is_meta_name(&n) && !live.contains(&n)) || n.starts_with(TMP_PREFIX);
+        if garbage && ent.metadata().is_ok_and(|m| age_ms(&m, now) > grace_ms) {
+            let _ = fs::remove_file(ent.path());
+        }
     }
 }
 
@@ -145,6 +187,7 @@ fn remove_strays(gdir: &std::path::Path, dir: &std::path::Path, now: i64, grace_
             let Some(n) = name.to_str() else { continue };
             let stray = n.starts_with(TMP_PREFIX)
                 || n.starts_with(".manifest.tmp-")
+                || n.starts_with(".catalog.tmp-")
                 || n.starts_with(".state.tmp-")
                 || (p.extension().is_some_and(|x| x == GRAMS_EXT)
                     && !p.with_extension("json").exists());

@@ -1,8 +1,11 @@
-//! `snapshots/`: superseded manifests, kept at least [`GRACE_MS`] after they
+//! `snapshots/`: superseded catalogs, kept at least [`GRACE_MS`] after they
 //! were superseded so that a cursor minted on them still pages.
 //!
-//! A snapshot is `<store_id>-<revision>.json` holding the exact manifest
-//! bytes; its mtime is the moment it was superseded.
+//! A snapshot is `<store_id>-<revision>.json` holding the exact catalog
+//! bytes (a few KiB: the metas it names are kept by the garbage collector
+//! while it is); its mtime is the moment it was superseded. A store from
+//! before the catalog may still hold whole manifests here for one grace
+//! period; they are read as they are.
 
 use super::fsutil::{age_ms, wall_ms, write_replace};
 use super::StoreError;
@@ -27,25 +30,26 @@ pub fn path(dir: &Path, store_id: &str, revision: u64) -> Option<PathBuf> {
     ok.then(|| dir.join(format!("{store_id}-{revision}.json")))
 }
 
-/// Keeps the bytes of a manifest that is being superseded.
-pub fn save(dir: &Path, m: &Manifest, bytes: &[u8]) -> Result<(), StoreError> {
-    let Some(dest) = path(dir, &m.store_id, m.revision) else {
+/// Keeps the bytes of a catalog that is being superseded.
+pub fn save(dir: &Path, store_id: &str, revision: u64, bytes: &[u8]) -> Result<(), StoreError> {
+    let Some(dest) = path(dir, store_id, revision) else {
         return Ok(());
     };
     write_replace(dir, ".tmp", &dest, bytes).map_err(|e| StoreError::io(&dest, e))
 }
 
-/// Reads a retained snapshot.
-pub fn load(dir: &Path, store_id: &str, revision: u64) -> Option<Manifest> {
-    let p = path(dir, store_id, revision)?;
-    let bytes = fs::read(p).ok()?;
-    serde_json::from_slice::<Manifest>(&bytes)
-        .ok()
-        .filter(|m| m.store_id == store_id && m.revision == revision)
+/// The bytes of a retained snapshot.
+pub fn load_bytes(dir: &Path, store_id: &str, revision: u64) -> Option<Vec<u8>> {
+    fs::read(path(dir, store_id, revision)?).ok()
 }
 
-/// Just what the garbage collector needs from a manifest: the generation
-/// each session references (everything else is skipped unparsed).
+/// A whole manifest (a snapshot or `manifest.json` from before the catalog).
+pub fn parse_legacy(bytes: &[u8]) -> Option<Manifest> {
+    serde_json::from_slice::<Manifest>(bytes).ok()
+}
+
+/// Just what the garbage collector needs from a legacy manifest snapshot:
+/// the generation each session references (everything else unparsed).
 #[derive(serde::Deserialize)]
 struct Refs {
     sessions: std::collections::HashMap<String, Ref>,
@@ -56,7 +60,7 @@ struct Ref {
     generation_file: String,
 }
 
-/// The generation files a manifest's bytes reference (`None` if unreadable).
+/// The generation files a legacy manifest's bytes reference (`None` if unreadable).
 pub fn referenced(bytes: &[u8]) -> Option<Vec<String>> {
     let r: Refs = serde_json::from_slice(bytes).ok()?;
     Some(
@@ -68,18 +72,15 @@ pub fn referenced(bytes: &[u8]) -> Option<Vec<String>> {
 }
 
 /// Deletes snapshots (and stray temp files) superseded more than `grace_ms`
-/// ago; returns how many are kept and, with `refs`, the generations they
-/// reference.
-pub fn prune(dir: &Path, grace_ms: i64, refs: bool) -> Result<(usize, Vec<String>), StoreError> {
+/// ago; returns the bytes of the kept ones.
+pub fn prune(dir: &Path, grace_ms: i64) -> Result<Vec<Vec<u8>>, StoreError> {
     let rd = match fs::read_dir(dir) {
         Ok(rd) => rd,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((0, Vec::new())),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(StoreError::io(dir, e)),
     };
     let now = wall_ms();
-    let mut kept = 0;
-    let want = refs;
-    let mut refs = Vec::new();
+    let mut kept = Vec::new();
     for ent in rd.flatten() {
         let Ok(meta) = ent.metadata() else { continue };
         if age_ms(&meta, now) > grace_ms {
@@ -91,18 +92,11 @@ pub fn prune(dir: &Path, grace_ms: i64, refs: bool) -> Result<(usize, Vec<String
             .to_str()
             .is_some_and(|n| !n.starts_with('.') && n.ends_with(".json"));
         if is_json {
-            kept += 1;
-            if want {
-                refs.extend(
-                    fs::read(ent.path())
-                        .ok()
-                        .and_then(|b| referenced(&b))
-                        .unwrap_or_default(),
-                );
-            }
+            // Unreadable: counted, referencing nothing known.
+            kept.push(fs::read(ent.path()).unwrap_or_default());
         }
     }
-    Ok((kept, refs))
+    Ok(kept)
 }
 
 /// Deletes every snapshot (the store was cleared: all cursors expire).

@@ -194,8 +194,8 @@ pub fn store_dir(home: &Path) -> PathBuf {
 
 /// Reads the manifest (`None` when there is none yet).
 pub fn manifest(home: &Path) -> Option<Manifest> {
-    let bytes = fs::read(store_dir(home).join("manifest.json")).ok()?;
-    Some(serde_json::from_slice(&bytes).expect("manifest parses"))
+    recall_host::store::catalog::read_store(&store_dir(home))
+        .expect("the catalog and its metas parse")
 }
 
 /// The store invariants that must hold at every instant: the manifest (if
@@ -203,12 +203,11 @@ pub fn manifest(home: &Path) -> Option<Manifest> {
 /// its content hash.
 pub fn check_store(home: &Path) -> Result<Option<Manifest>, String> {
     let dir = store_dir(home);
-    let bytes = match fs::read(dir.join("manifest.json")) {
-        Ok(b) => b,
-        Err(_) => return Ok(None),
+    let Some(m) = recall_host::store::catalog::read_store(&dir)
+        .map_err(|e| format!("manifest does not assemble: {e}"))?
+    else {
+        return Ok(None);
     };
-    let m: Manifest =
-        serde_json::from_slice(&bytes).map_err(|e| format!("manifest does not parse: {e}"))?;
     for (k, e) in &m.sessions {
         let p = dir.join("generations").join(&e.generation_file);
         let body = fs::read(&p)
