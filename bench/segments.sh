@@ -48,6 +48,7 @@ read -r w50 w95 wmax wpart <<< "$(stat_of "$WORK/with.json")"
 read -r o50 o95 omax opart <<< "$(stat_of "$WORK/without.json")"
 # 4. One appended line.
 f=$(find "$home" -path '*pi*' -name '*.jsonl' -print -quit)
+metas_before=$(find "$store/metas" -name '*.meta' | sort)
 before=$(find "$store/segments" -name '*.seg' | sort)
 last=$(tail -1 "$f")
 printf '%s\n' "$last" | python3 -c "
@@ -59,7 +60,9 @@ run index --json > "$WORK/append.json"
 after=$(find "$store/segments" -name '*.seg' | sort)
 new_seg=$(comm -13 <(echo "$before") <(echo "$after") | xargs -r stat -c %s | awk '{s+=$1} END {print s+0}')
 list_bytes=$(stat -c %s "$store/segments.json")
-manifest_bytes=$(stat -c %s "$store/manifest.json")
+catalog_bytes=$(stat -c %s "$store/catalog.json")
+metas_after=$(find "$store/metas" -name '*.meta' | sort)
+new_meta=$(comm -13 <(echo "$metas_before") <(echo "$metas_after") | xargs -r stat -c %s | awk '{s+=$1} END {print s+0}')
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 date_s=$(date -u +%Y-%m-%d)
@@ -77,6 +80,7 @@ $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores ($(grep -m1 'model name' /proc/cpuin
 | segments | $nseg files, $((seg_bytes / 1048576)) MiB = **$ratio×** the shard JSON they index |
 | warm search with segments ($nq queries × $ROUNDS) | p50 **$w50 ms**, p95 **$w95 ms**, max $wmax ms, partial $wpart |
 | same without segments (filters + scans) | p50 $o50 ms, p95 $o95 ms, max $omax ms, partial $opart |
-| one appended line: new segment bytes | $new_seg B (+ segments.json $list_bytes B; manifest.json is still $manifest_bytes B) |
+| one appended line: new segment bytes | $new_seg B (+ segments.json $list_bytes B) |
+| one appended line: new meta + catalog bytes | $new_meta B + $catalog_bytes B |
 EOF
 cat "$out"

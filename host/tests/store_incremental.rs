@@ -324,3 +324,110 @@ fn a_live_session_is_read_only_past_its_offset() {
     assert_eq!(r["resumed"], 0);
     assert!(search(&home, &["okapi2"], 0).sessions.len() == 1);
 }
+
+/// Every file under the store: relative path → (inode, length, mtime ns).
+fn files_of(dir: &std::path::Path) -> std::collections::BTreeMap<String, (u64, u64, i128)> {
+    use std::os::unix::fs::MetadataExt;
+    let mut out = std::collections::BTreeMap::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in fs::read_dir(&d).unwrap().flatten() {
+            let m = e.metadata().unwrap();
+            if m.is_dir() {
+                todo.push(e.path());
+            } else {
+                let rel = e.path().strip_prefix(dir).unwrap().display().to_string();
+                let mt = i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec());
+                out.insert(rel, (m.ino(), m.len(), mt));
+            }
+        }
+    }
+    out
+}
+
+/// Issue #11: a live append to one session writes in proportion to the
+/// change, not to the store: besides its generation (and that generation's
+/// filter sidecar and index segment, which follow the session's size), the
+/// catalog, meta, snapshot, ledger and checkpoint writes stay small while
+/// the manifest they describe is several times larger.
+#[test]
+fn a_live_append_writes_in_proportion_to_the_change() {
+    let home = temp_dir("append-bytes");
+    let mut paths = Vec::new();
+    for n in 1..=150 {
+        paths.push(write_session(&home, n, 1, 60));
+    }
+    run_ok(&home, &["index"], 0);
+    let dir = store_dir(&home);
+    let whole = serde_json::to_vec(&manifest(&home).unwrap()).unwrap().len() as u64;
+    let before = files_of(&dir);
+    let n = 7;
+    let line = pi_message(
+        &format!("{n:04x}{:04x}", 2),
+        Some(&format!("{n:04x}{:04x}", 1)),
+        "user",
+        "appendedword one more line",
+        1_790_000_000_000 + n as i64 * 3_600_000 + 9_000,
+    );
+    OpenOptions::new()
+        .append(true)
+        .open(&paths[n - 1])
+        .unwrap()
+        .write_all(line.as_bytes())
+        .unwrap();
+    run_ok(&home, &["index"], 0);
+    let after = files_of(&dir);
+    let mut by_kind: std::collections::BTreeMap<&str, u64> = Default::default();
+    for (rel, (ino, len, mt)) in &after {
+        let written = match before.get(rel) {
+            None => *len,
+            Some((i, l, m)) if rel == "ledger.jsonl" && i == ino => len.saturating_sub(*l),
+            Some((i, _, m)) if i != ino || m != mt => *len,
+            Some(_) => 0,
+        };
+        if written == 0 {
+            continue;
+        }
+        let kind = if rel.starts_with("generations/") && rel.ends_with(".json") {
+            "generation"
+        } else if rel.ends_with(".grams") {
+            "grams"
+        } else if rel.starts_with("segments/") || rel == "segments.json" {
+            "segments"
+        } else if rel.starts_with("metas/") {
+            "meta"
+        } else if rel.starts_with("snapshots/") {
+            "snapshot"
+        } else if rel.starts_with("checkpoints/") {
+            "checkpoint"
+        } else {
+            match rel.as_str() {
+                "catalog.json" => "catalog",
+                "ledger.jsonl" | "indexer.json" => "ledger",
+                "writer.lock" => "lock",
+                other => panic!("unexpected write: {other}"),
+            }
+        };
+        *by_kind.entry(kind).or_default() += written;
+    }
+    eprintln!("one live append, bytes written by kind: {by_kind:?}; whole manifest {whole} B");
+    assert!(by_kind.contains_key("generation"), "{by_kind:?}");
+    let bookkeeping: u64 = ["meta", "catalog", "snapshot", "ledger", "checkpoint"]
+        .iter()
+        .filter_map(|k| by_kind.get(k))
+        .sum();
+    assert!(
+        whole > 64 << 10,
+        "the store is big enough to tell: {whole} B"
+    );
+    assert!(
+        bookkeeping < 16 << 10 && bookkeeping * 8 < whole,
+        "{bookkeeping} B of bookkeeping for one appended line ({by_kind:?}, manifest {whole} B)"
+    );
+    assert!(
+        by_kind.get("meta").is_some_and(|&b| b < 4096),
+        "{by_kind:?}"
+    );
+    let found = search(&home, &["appendedword"], 0);
+    assert_eq!(found.sessions.len(), 1);
+}

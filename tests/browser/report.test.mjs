@@ -35,8 +35,18 @@ before(async () => {
   plantMarkdown(home);
   big = writeBigSession(home);
   cli(['index']);
-  const manifest = JSON.parse(readFileSync(join(home, '.recall/index/v1/manifest.json'), 'utf8'));
-  keys = Object.keys(manifest.sessions);
+  // The store's keys: catalog.json names the metas holding the entries
+  // (a key a meta lists as deleted is not current).
+  const store = join(home, '.recall/index/v1');
+  const catalog = JSON.parse(readFileSync(join(store, 'catalog.json'), 'utf8'));
+  const current = new Set();
+  for (const m of catalog.metas) {
+    const meta = JSON.parse(readFileSync(join(store, 'metas', m.name), 'utf8'));
+    for (const k of Object.keys(meta.sessions)) {
+      if (!(m.deleted || []).includes(k)) current.add(k);
+    }
+  }
+  keys = [...current].sort();
   browser = await launch();
 });
 

@@ -1,11 +1,11 @@
 //! The one place team search reads this host's store layout: "a host
-//! snapshot" = its catalog bytes (today the manifest) and the content-named
-//! objects they reference (generations, live segments). When the manifest is
-//! split into a catalog and a ledger, only this file changes.
+//! snapshot" = its catalog bytes (the whole manifest, as assembled) and the
+//! content-named objects they reference (generations, live segments).
 //!
-//! Files read: `manifest.json` (through `Store::current`), `segments.json`
-//! (through `Store::segment_list`), `generations/<hash16>.json`,
-//! `segments/<hash16>.seg`.
+//! Files read: `catalog.json` and `metas/*.meta` (through `Store::current`,
+//! which assembles the manifest; a legacy `manifest.json` likewise),
+//! `segments.json` (through `Store::segment_list`),
+//! `generations/<hash16>.json`, `segments/<hash16>.seg`.
 
 use super::RemoteError;
 use crate::store::Store;

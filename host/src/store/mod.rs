@@ -421,6 +421,7 @@ impl Store {
         let fresh = self.write_empty(random_hex(12), revision.checked_add(1).unwrap_or(1))?;
         remove_files(&self.dir.join(catalog::METAS))?;
         let _ = fs::remove_file(self.dir.join(state::STATE));
+        let _ = fs::remove_file(self.dir.join(state::JOURNAL));
         snapshots::remove_all(&self.snapshots)?;
         for ent in fs::read_dir(&self.generations)
             .map_err(|e| StoreError::io(&self.generations, e))?

@@ -110,7 +110,7 @@ impl Store {
         }
         let mut out = Outcome::default();
         let mut st = state::read(self.dir(), &base.store_id);
-        let mut state_changed = st.store_id != base.store_id;
+        let st_before = st.clone();
         st.store_id = base.store_id.clone();
         let mut revision = base.revision;
         if !batch.upserts.is_empty() && self.sync_generations {
@@ -133,11 +133,9 @@ impl Store {
                 let (_, bytes) = self.commit(m)?;
                 out.bytes_written = bytes.metas + bytes.catalog;
                 out.written = true;
-                state_changed |= !out.retired.is_empty();
             }
         }
         for (path, unit) in batch.skipped {
-            state_changed = true;
             match unit {
                 Some(u) => st.skipped.insert(path, u),
                 None => st.skipped.remove(&path),
@@ -146,11 +144,8 @@ impl Store {
         if let Some(backfill) = batch.finish_sweep {
             st.last_sweep_ms = now;
             st.backfilled |= backfill;
-            state_changed = true;
         }
-        if state_changed || out.written {
-            state::write(self.dir(), &st).map_err(|e| StoreError::io(self.dir(), e))?;
-        }
+        state::write(self.dir(), &st_before, &st).map_err(|e| StoreError::io(self.dir(), e))?;
         out.store_id = st.store_id;
         out.revision = revision;
         Ok(out)

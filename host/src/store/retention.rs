@@ -118,6 +118,7 @@ impl Store {
         };
         let gdir = self.generations_dir();
         let mut st = state::read(self.dir(), &current.store_id);
+        let st_before = st.clone();
         let delete = |name: &str, report: &mut GcReport| {
             let p = gdir.join(name);
             let Ok(meta) = fs::metadata(&p) else { return };
@@ -127,7 +128,6 @@ impl Store {
                 let _ = fs::remove_file(p.with_extension(GRAMS_EXT));
             }
         };
-        let before = st.garbage.len();
         st.garbage.retain(|name, at| {
             if live.contains(name.as_str()) {
                 return false;
@@ -138,7 +138,6 @@ impl Store {
             delete(name, &mut report);
             false
         });
-        let mut changed = st.garbage.len() != before;
         if mode == GcMode::Full {
             for name in generations::list(gdir)? {
                 if !live.contains(name.as_str()) && !st.garbage.contains_key(&name) {
@@ -148,10 +147,9 @@ impl Store {
             remove_strays(gdir, self.dir(), now, grace_ms);
             super::checkpoints::prune(self.dir(), now, super::checkpoints::KEEP_MS);
             st.last_full_gc_ms = now;
-            changed = true;
         }
-        if changed && !current.store_id.is_empty() {
-            state::write(self.dir(), &st).map_err(|e| StoreError::io(self.dir(), e))?;
+        if !current.store_id.is_empty() {
+            state::write(self.dir(), &st_before, &st).map_err(|e| StoreError::io(self.dir(), e))?;
         }
         collect_metas(&self.dir().join(catalog::METAS), &live_metas, now, grace_ms);
         drop(_lock);
