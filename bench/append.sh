@@ -45,7 +45,7 @@ rm -rf "$RECALL_HOME"
 start=$(date +%s.%N)
 run index --json > "$WORK/backfill.json"
 backfill_s=$(python3 -c "import sys;print(round($(date +%s.%N)-$start,1))")
-sessions=$(python3 -c "import json;print(json.load(open('$WORK/backfill.json')).get('sessions', '?'))" 2>/dev/null || echo '?')
+sessions=$(python3 -c "import json;print(sum(m['live'] for m in json.load(open('$store/catalog.json'))['metas']))")
 
 measure() { # $1 = transcript
   python3 - "$store" "$1" "$WORK/snap.json" <<'PY'
@@ -61,11 +61,13 @@ def files():
     return out
 json.dump(files(), open(snap, "w"))
 PY
-  last=$(tail -1 "$1")
-  printf '%s\n' "$last" | python3 -c "
-import json,sys
-d=json.loads(sys.stdin.read())
-d['id']=str(d.get('id','x'))+'z'
+  # A new user message answering the last one (a Pi message line).
+  tail -1 "$1" | python3 -c "
+import json, secrets, sys
+d = json.loads(sys.stdin.read())
+d['parentId'] = d.get('id')
+d['id'] = secrets.token_hex(4)
+d['message'] = {'role': 'user', 'content': [{'type': 'text', 'text': 'one more line zq' + secrets.token_hex(5)}]}
 print(json.dumps(d))" >> "$1"
   run index --json > "$WORK/append.json"
   python3 - "$store" "$WORK/snap.json" "$1" <<'PY'
@@ -79,14 +81,13 @@ for d, _, names in os.walk(store):
         st = os.stat(p)
         rel = os.path.relpath(p, store)
         b = before.get(rel)
-        if b is None:
-            w = st.st_size
-        elif rel == "ledger.jsonl" and b[0] == st.st_ino:
-            w = max(0, st.st_size - b[1])
-        elif b[0] != st.st_ino or b[2] != st.st_mtime_ns:
+        # New or replaced (another inode): all of it; the same inode grown
+        # (the journal): what was appended; a refreshed mtime alone (an
+        # existing generation linked again) writes nothing.
+        if b is None or b[0] != st.st_ino:
             w = st.st_size
         else:
-            w = 0
+            w = max(0, st.st_size - b[1])
         if not w:
             continue
         if rel.startswith("generations/") and rel.endswith(".json"): k = "generation"
@@ -107,7 +108,7 @@ print(f"| {os.path.getsize(f)/1e6:.2f} MB transcript | {gen} | " + " | ".join(
     + f" | **{besides/1024:.1f} KiB** | {book/1024:.1f} KiB |")
 PY
 }
-mapfile -t pis < <(find "$HOME_DIR" -path '*pi*' -name '*.jsonl' -printf '%s %p\n' | sort -n | awk '{print $2}')
+mapfile -t pis < <(find "$HOME_DIR" -path '*/.pi/*' -name '*.jsonl' -printf '%s %p\n' | sort -n | awk '{print $2}')
 big=${pis[-1]}
 mid=${pis[$(( ${#pis[@]} / 2 ))]}
 rows=$(measure "$mid"; measure "$big")
@@ -119,7 +120,7 @@ cat > "$out" <<EOF
 # Bytes written by one live append — $SIZE generated home (gen.py seed $SEED)
 
 $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); binary $BIN
-($(git -C "$root" rev-parse --short HEAD)). Backfill $backfill_s s, $sessions sessions; metas/ holds
+(built from $(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet || echo ' + uncommitted changes')). Backfill $backfill_s s, $sessions sessions; metas/ holds
 $manifest_kib KiB (the entries the old manifest.json held), catalog.json $catalog_b B.
 
 | appended to | generation B | grams sidecar B | segments B | meta B | catalog B | snapshot B | ledger B | checkpoint B | besides the generation | of which bookkeeping |

@@ -343,3 +343,61 @@ fn a_one_session_publish_writes_in_proportion_to_the_change() {
     let catalog = std::fs::metadata(dir.join("catalog.json")).unwrap().len();
     assert!(catalog < 4096, "catalog.json is {catalog} B");
 }
+
+/// Metas follow the snapshots that name them: while a superseded revision
+/// is kept its metas stay (it still assembles), past the grace only what
+/// the current catalog names is left.
+#[test]
+fn metas_no_kept_catalog_names_are_collected() {
+    use recall_host::store::retention::GcMode;
+    let dir = temp_dir("gc-metas");
+    let store = Store::open(&dir).unwrap();
+    let first = store
+        .publish(batch(
+            "",
+            1,
+            1000,
+            (0..8)
+                .map(|i| entry(&store, &format!("k{i}"), "x", 1000))
+                .collect(),
+        ))
+        .unwrap();
+    for w in 0..6 {
+        let e = entry(&store, &format!("k{w}"), &format!("v{w}"), 2000 + w);
+        store
+            .publish(batch(&first.store_id, 1, 2000 + w, vec![e]))
+            .unwrap();
+    }
+    let metas = |d: &std::path::Path| std::fs::read_dir(d.join("metas")).unwrap().count();
+    let before = metas(&dir);
+    store.collect_garbage(60_000, GcMode::Full).unwrap();
+    assert_eq!(metas(&dir), before, "kept snapshots keep their metas");
+    let fresh = Store::open(&dir).unwrap();
+    assert_eq!(
+        fresh
+            .snapshot(&first.store_id, first.revision)
+            .unwrap()
+            .sessions
+            .len(),
+        8
+    );
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    store.collect_garbage(0, GcMode::Full).unwrap();
+    let named: Vec<String> = serde_json::from_slice::<serde_json::Value>(
+        &std::fs::read(dir.join("catalog.json")).unwrap(),
+    )
+    .unwrap()["metas"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["name"].as_str().unwrap().to_string())
+        .collect();
+    assert!(metas(&dir) < before, "superseded metas went");
+    assert_eq!(
+        metas(&dir),
+        named.len(),
+        "only the current catalog's metas are left"
+    );
+    let fresh = Store::open(&dir).unwrap();
+    assert_eq!(fresh.current().unwrap().sessions.len(), 8);
+}

@@ -120,6 +120,9 @@ fn stamp_of(m: &fs::Metadata) -> Stamp {
     }
 }
 
+/// The current manifest's JSON bytes, by store id and revision.
+type ManifestJson = (String, u64, Arc<Vec<u8>>);
+
 /// An open store.
 #[derive(Debug)]
 pub struct Store {
@@ -128,7 +131,7 @@ pub struct Store {
     snapshots: PathBuf,
     cached: Mutex<Option<(Stamp, Arc<Manifest>)>>,
     metas: Mutex<std::collections::HashMap<String, catalog::Entries>>,
-    manifest_json: Mutex<Option<(String, u64, Arc<Vec<u8>>)>>,
+    manifest_json: Mutex<Option<ManifestJson>>,
     snapshot_cache: Mutex<Vec<Arc<Manifest>>>,
     quarantined: Mutex<Vec<String>>,
     segment_cache: Mutex<segments::SegmentCache>,
