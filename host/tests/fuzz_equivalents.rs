@@ -46,6 +46,8 @@ const INTENDANT: &[u8] = br#"{"type":"session_start","session_id":"s1","ts":"202
 "#;
 const MANIFEST: &[u8] = br#"{"schema":1,"store_id":"abc","revision":3,"parser_version":1,"updated_at_ms":0,"sessions":{}}"#;
 
+const CATALOG: &[u8] = br#"{"schema":2,"parser_version":1,"store_id":"abc","revision":3,"updated_at_ms":0,"metas":[{"name":"0123456789abcdef.meta","sessions":1,"live":1,"deleted":["pi:a"]}],"tombstones":{}}"#;
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
@@ -61,6 +63,10 @@ proptest! {
     fn extract_intendant(b in mutated(INTENDANT)) { fuzzing::extract(Source::Intendant, &b); }
     #[test]
     fn manifest(b in mutated(MANIFEST)) { fuzzing::manifest(&b); }
+    #[test]
+    fn catalog(b in mutated(CATALOG)) { fuzzing::catalog(&b); }
+    #[test]
+    fn meta(b in mutated(br#"{"sessions":{}}"#)) { fuzzing::meta(&b); }
     #[test]
     fn checkpoint(b in mutated(br#"{"version":1,"source":"pi","files":[{"path":"/x","offset":10,"lines":1}],"tally":{"lines":1},"state":{"pi":{}}}"#)) {
         fuzzing::checkpoint(&b);
