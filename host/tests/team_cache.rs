@@ -170,6 +170,13 @@ fn a_warm_search_fetches_only_the_catalog_and_the_cache_stays_under_its_cap() {
     );
     assert!(catalog_bytes > 0 && catalog_bytes < cold.bytes);
 
+    // No `.grams` are published: after an index pass the segments cover
+    // every generation, so a query nothing matches fetches no generation.
+    assert!(uncovered(&b).is_empty(), "{:?}", uncovered(&b));
+    let (none, f) = search(&a, &weed, "zzqxnotawordanywhere", big);
+    assert!(none.sessions.is_empty());
+    assert_eq!((f.generations, f.segments, f.snapshots), (0, 0, 0), "{f:?}");
+
     // The cap: foreign old files go first, what the catalog names stays.
     let files = cache_files(&a);
     let referenced: u64 = files.iter().map(|f| f.1).sum();
