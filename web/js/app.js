@@ -8,10 +8,10 @@
 import { byId, h, replace, append } from './dom.js';
 import { online } from './api.js';
 import * as offlineStore from './offline.js';
-import { sessionCard, coverageNode, stateNote } from './results.js';
+import { sessionCard, coverageNode, stateNote, hostsNote } from './results.js';
 import { SessionView, encodeLocator, decodeLocator } from './session.js';
 import { Palette } from './palette.js';
-import { readForm, request as toRequest, writeFilters, fromUrl, toUrl, preset, rangesToParam, rangesFromParam } from './filters.js';
+import { readForm, request as toRequest, writeFilters, fromUrl, toUrl, preset, rangesToParam, rangesFromParam, noteHosts } from './filters.js';
 import { renderHome, renderLane } from './home.js';
 import { renderMarkdown } from './markdown.js';
 import { size, when } from './format.js';
@@ -252,7 +252,8 @@ function render(res, more) {
   const sessions = branch ? res.sessions.filter((s) => s.branch === branch) : res.sessions;
   const cards = sessions.map((s) => sessionCard(s, (session, hit) => openSession(session.session_key, hit)));
   const note = stateNote(res);
-  replace(els.note, note ? h('p', { class: 'notice' }, note) : null);
+  noteHosts(els.form, res.hosts);
+  replace(els.note, note ? h('p', { class: 'notice' }, note) : null, hostsNote(res));
   if (!more) {
     replace(els.hits);
     if (!sessions.length && !res.cursor) {

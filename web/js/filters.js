@@ -3,12 +3,14 @@
 //! session, the located hit and its highlight ranges), which `request()`
 //! turns into §4 request fields (dates as local-day epoch ms). Every state
 //! has a URL, so a view can be reloaded, shared, and walked with back/forward.
+//! The host picker (team search) is filled from the `hosts` blocks of
+//! answers (`noteHosts`) and stays hidden until an answer has one.
 
 /** The source ids, in their canonical order. */
 export const SOURCES = ['claude-code', 'codex', 'kimi', 'pi', 'intendant', 'dsh'];
 
 /** URL keys of the filters, in URL order. */
-const FILTER_KEYS = ['source', 'scope', 'role', 'since', 'until', 'cwd', 'branch', 'model', 'include_superseded', 'subagents', 'sort'];
+const FILTER_KEYS = ['source', 'scope', 'role', 'since', 'until', 'cwd', 'branch', 'model', 'host', 'include_superseded', 'subagents', 'sort'];
 /** URL keys of the open session. */
 const SESSION_KEYS = ['session', 'hit', 'hl', 'offset'];
 
@@ -52,6 +54,7 @@ export function readForm(form) {
   if (f.cwd?.value.trim()) st.cwd = f.cwd.value.trim();
   if (f.branch?.value.trim()) st.branch = f.branch.value.trim();
   if (f.model?.value.trim()) st.model = f.model.value.trim();
+  if (f.host?.value) st.host = f.host.value;
   if (f.include_superseded && !f.include_superseded.checked) st.include_superseded = 'false';
   if (f.subagents && !f.subagents.checked) st.subagents = 'false';
   if (f.sort && f.sort.value !== 'newest') st.sort = f.sort.value;
@@ -90,9 +93,56 @@ export function writeFilters(form, st) {
   if (f.cwd) f.cwd.value = st.cwd || '';
   if (f.branch) f.branch.value = st.branch || '';
   if (f.model) f.model.value = st.model || '';
+  if (f.host) {
+    // A host named by the URL before any answer listed it: an option with its id.
+    if (st.host) {
+      if (![...f.host.options].some((o) => o.value === st.host)) hostOption(f.host, st.host).textContent = st.host;
+      (f.host.closest('[data-team]') || f.host).hidden = false;
+    }
+    f.host.value = st.host || '';
+  }
   if (f.include_superseded) f.include_superseded.checked = st.include_superseded !== 'false';
   if (f.subagents) f.subagents.checked = st.subagents !== 'false';
   if (f.sort) f.sort.value = st.sort === 'relevance' ? 'relevance' : 'newest';
+}
+
+/** The `<option>` of host `id` in the picker `select`, added when missing. */
+function hostOption(select, id) {
+  let opt = [...select.options].find((o) => o.value === id);
+  if (!opt) {
+    opt = document.createElement('option');
+    opt.value = id;
+    select.append(opt);
+  }
+  return opt;
+}
+
+/**
+ * Adds the hosts of a team answer's `hosts` block to the host picker (by id,
+ * labelled with the name; an unavailable host is marked so) and shows the
+ * picker. Hosts seen before stay: a filtered answer lists only its host.
+ * An answer without `hosts` (a single store) changes nothing.
+ */
+export function noteHosts(form, hosts) {
+  const select = form.elements.host;
+  if (!select || !Array.isArray(hosts)) return;
+  for (const x of hosts) {
+    if (!x || !x.id) continue; // the bucket itself (listing failed) has no id
+    const down = x.state !== 'available';
+    const opt = hostOption(select, x.id);
+    // An unreadable catalog has no name: keep the one an earlier answer gave.
+    if (x.name) opt.dataset.name = x.name;
+    opt.textContent = `${opt.dataset.name || x.id}${down ? ' (unavailable)' : ''}`;
+    opt.title = down && x.reason ? x.reason : `host ${x.id}`;
+  }
+  // By name (the `all hosts` option first); the selection stays.
+  const value = select.value;
+  const [all, ...rest] = [...select.options];
+  rest.sort((a, b) => a.textContent.localeCompare(b.textContent) || a.value.localeCompare(b.value));
+  select.replaceChildren(all, ...rest);
+  select.value = value;
+  const wrap = select.closest('[data-team]') || select;
+  wrap.hidden = false;
 }
 
 /** The view state in a URL's query string. */

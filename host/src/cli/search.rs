@@ -83,6 +83,14 @@ pub struct SearchArgs {
     /// Team search: only these hosts (comma list of ids or names).
     #[arg(long, requires = "remote")]
     pub host: Option<String>,
+    /// Team search: print on stderr what was fetched from the bucket
+    /// (requests, bytes, objects by kind).
+    #[arg(long, requires = "remote")]
+    pub stats: bool,
+    /// Team search: the size cap of the local cache of other hosts' objects
+    /// (`<store>/remote-cache/`, least recently used pruned first).
+    #[arg(long, value_name = "MB", default_value_t = 1024, requires = "remote")]
+    pub remote_cache_mb: u64,
 }
 
 /// Where `recall search` answers from.
@@ -124,7 +132,12 @@ pub fn run(g: &Globals, a: SearchArgs) -> anyhow::Result<Found> {
     let query = request.parse().map_err(|e| fail(&a, &e))?;
     let ctx = Context::new(g)?;
     if let Some(url) = &a.remote {
-        let r = super::team::search(&ctx, url, a.host.as_deref(), !a.no_refresh, &query);
+        let flags = super::team::Flags {
+            hosts: a.host.as_deref(),
+            cache_cap: a.remote_cache_mb.saturating_mul(1 << 20),
+            stats: a.stats,
+        };
+        let r = super::team::search(&ctx, url, &flags, !a.no_refresh, &query);
         return finish(
             &ctx,
             &a,

@@ -57,6 +57,10 @@ pub struct ServeArgs {
     /// Team search: searches over HTTP also cover every host published under s3://bucket/prefix.
     #[arg(long, value_name = "S3_URL")]
     pub remote: Option<String>,
+    /// Team search (`--remote`): the size cap of the local cache of other
+    /// hosts' objects (`<store>/remote-cache/`, least recently used pruned first).
+    #[arg(long, value_name = "MB", default_value_t = 1024, requires = "remote")]
+    pub remote_cache_mb: u64,
     /// Team search: this host's name (default: the hostname; remembered).
     #[arg(long, value_name = "NAME")]
     pub host_name: Option<String>,
@@ -185,7 +189,13 @@ pub fn serve_home(
             .serving_demo(demo),
     );
     let backend = match &a.remote {
-        Some(url) => super::team::backend(backend, local, url, a.host_name.as_deref())?,
+        Some(url) => super::team::backend(
+            backend,
+            local,
+            url,
+            a.host_name.as_deref(),
+            a.remote_cache_mb.saturating_mul(1 << 20),
+        )?,
         None => backend,
     };
     let options = a.options()?;

@@ -14,11 +14,22 @@ use recall_core::Response;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// The team flags of `recall search --remote`.
+#[derive(Clone, Debug)]
+pub struct Flags<'a> {
+    /// `--host`.
+    pub hosts: Option<&'a str>,
+    /// `--remote-cache-mb`, in bytes.
+    pub cache_cap: u64,
+    /// `--stats`: what was fetched, on stderr.
+    pub stats: bool,
+}
+
 /// Searches the union; a `QueryError` comes back inside the `anyhow::Error`.
 pub fn search(
     ctx: &Context,
     url: &str,
-    hosts: Option<&str>,
+    flags: &Flags<'_>,
     refresh: bool,
     query: &Query,
 ) -> anyhow::Result<Response> {
@@ -26,7 +37,8 @@ pub fn search(
         ctx.refresh();
     }
     let opts = TeamOptions {
-        hosts: hosts.map(crate::remote::union::host_list),
+        hosts: flags.hosts.map(crate::remote::union::host_list),
+        cache_cap: flags.cache_cap,
         ..TeamOptions::default()
     };
     let ident = hostid::identity(ctx.store.dir(), None)?;
@@ -47,7 +59,11 @@ pub fn search(
         &opts,
         query,
     )?;
-    let r = catalog.search(query, building, budgets)?;
+    let r = catalog.search(query, building, budgets);
+    if flags.stats {
+        eprintln!("recall: fetched {}", catalog.fetched());
+    }
+    let r = r?;
     drop(catalog);
     rt.shutdown_timeout(Duration::from_secs(1));
     Ok(r)
@@ -79,11 +95,13 @@ pub fn backend(
     local: StoreCatalog,
     url: &str,
     name: Option<&str>,
+    cache_cap: u64,
 ) -> anyhow::Result<Arc<dyn crate::http::backend::Backend>> {
     let ident = hostid::identity(local.store().dir(), name)?;
     let remote = Remote::connect(url, Duration::from_secs(10))?;
     eprintln!("recall: searches also cover the hosts published under {url}");
-    Ok(Arc::new(crate::remote::serve::TeamBackend::new(
-        inner, local, ident, remote,
-    )?))
+    Ok(Arc::new(
+        crate::remote::serve::TeamBackend::new(inner, local, ident, remote)?
+            .with_cache_cap(cache_cap),
+    ))
 }

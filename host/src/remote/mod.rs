@@ -10,6 +10,7 @@
 //! snapshots/<store_id>-<rev>.json, catalog.json}`; the catalog is written
 //! last and names only objects already uploaded.
 
+pub mod cache;
 pub mod fetch;
 pub mod follow;
 pub mod gc;

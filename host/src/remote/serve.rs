@@ -50,6 +50,14 @@ impl TeamBackend {
     }
 }
 
+impl TeamBackend {
+    /// Sets the size cap of the local cache of remote objects.
+    pub fn with_cache_cap(mut self, bytes: u64) -> TeamBackend {
+        self.opts.cache_cap = bytes;
+        self
+    }
+}
+
 impl Drop for TeamBackend {
     fn drop(&mut self) {
         if let Some(rt) = self.rt.take() {

@@ -13,7 +13,8 @@
 //! listed in `hosts` as unavailable (`state: partial`, `partial_reason:
 //! "hosts"`).
 
-use super::fetch::{self, Cache, Failure};
+use super::cache::{self, Cache, Fetched};
+use super::fetch::Failure;
 use super::hostid::HostIdentity;
 use super::Remote;
 use crate::arena::Arena;
@@ -41,6 +42,9 @@ pub struct TeamOptions {
     pub deadline: Duration,
     /// Only these hosts (ids or names); `None` = all.
     pub hosts: Option<Vec<String>>,
+    /// The size cap of the local cache of remote objects (pruned after a
+    /// search that fetched something).
+    pub cache_cap: u64,
 }
 
 impl Default for TeamOptions {
@@ -49,6 +53,7 @@ impl Default for TeamOptions {
             parallel: 8,
             deadline: Duration::from_secs(20),
             hosts: None,
+            cache_cap: cache::DEFAULT_CAP_BYTES,
         }
     }
 }
@@ -59,6 +64,8 @@ struct Part {
     host: HostRef,
     manifest: Arc<Manifest>,
     segments: Vec<Arc<Segment>>,
+    /// Their names (remote hosts; for the cache's keep list).
+    seg_names: Vec<String>,
     local: bool,
 }
 
@@ -120,6 +127,7 @@ pub struct UnionCatalog {
     cache: Cache,
     rt: Handle,
     deadline: Duration,
+    cache_cap: u64,
     arena: Arc<Arena>,
     manifest: Arc<Manifest>,
     parts: Vec<Part>,
@@ -163,7 +171,7 @@ async fn read_host(
     id: String,
     want: Option<Want>,
 ) -> Result<Part, (String, Option<Failure>)> {
-    let cat = fetch::catalog(&remote, &id).await;
+    let cat = cache.catalog(&remote, &id).await;
     let (name, store_id, revision, seg_names) = match (&cat, &want) {
         (Ok(c), None) => (
             c.name.clone(),
@@ -195,6 +203,7 @@ async fn read_host(
         host: HostRef { id, name },
         manifest,
         segments,
+        seg_names,
         local: false,
     })
 }
@@ -250,6 +259,7 @@ impl UnionCatalog {
             parts.push(Part {
                 host: me.clone(),
                 segments: local.store().live_segments(),
+                seg_names: Vec::new(),
                 manifest: m,
                 local: true,
             });
@@ -263,7 +273,7 @@ impl UnionCatalog {
                     .map(|w| (w.id.clone(), Some(w.clone())))
                     .collect(),
                 None => match rt.block_on(async {
-                    tokio::time::timeout(opts.deadline, fetch::host_ids(remote)).await
+                    tokio::time::timeout(opts.deadline, cache.host_ids(remote)).await
                 }) {
                     Ok(Ok(ids)) => ids
                         .into_iter()
@@ -393,6 +403,7 @@ impl UnionCatalog {
             cache,
             rt,
             deadline: opts.deadline,
+            cache_cap: opts.cache_cap,
             manifest,
             parts,
             owner,
@@ -484,7 +495,28 @@ impl UnionCatalog {
             r.partial_reason = Some(PartialReason::Hosts);
         }
         r.hosts = Some(status);
+        let f = self.cache.fetched();
+        if f.snapshots + f.segments + f.generations > 0 {
+            // Only what was written can push the cache over its cap.
+            self.prune();
+        }
         Ok(r)
+    }
+
+    /// What this union fetched from the bucket so far (its open and its
+    /// searches); cache hits are not counted.
+    pub fn fetched(&self) -> Fetched {
+        self.cache.fetched()
+    }
+
+    /// Keeps the cache under its cap, what the hosts' current catalogs
+    /// reference last.
+    fn prune(&self) {
+        let mut keep = std::collections::HashSet::new();
+        for p in self.parts.iter().filter(|p| !p.local) {
+            keep.extend(cache::referenced(&p.host.id, &p.manifest, &p.seg_names));
+        }
+        self.cache.prune(self.cache_cap, &keep);
     }
 
     fn fail(&self, host: &str, why: String) {

@@ -1,0 +1,248 @@
+//! Team search's traffic and its local cache on a real SeaweedFS (issue #17):
+//! a cold search fetches the catalog, the snapshot, the segments and only
+//! candidate generations; a warm second search fetches the catalog alone
+//! (nothing else twice); the cache is kept under its cap, foreign and
+//! unreferenced files going before what the current catalogs name; and
+//! `recall search --remote --stats` reports the traffic on stderr.
+
+mod store_support;
+mod team_support;
+
+use recall_core::query::Request;
+use recall_core::search::Budgets;
+use recall_host::arena::Arena;
+use recall_host::catalog::StoreCatalog;
+use recall_host::remote::fetch::{Fetched, CACHE_DIR};
+use recall_host::remote::hostid;
+use recall_host::remote::union::{TeamOptions, UnionCatalog};
+use recall_host::remote::Remote;
+use recall_host::store::Store;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use store_support::*;
+use team_support::Weed;
+
+const NOW: i64 = 1_764_590_000_000;
+const BUCKET: &str = "recall-cache";
+const URL: &str = "s3://recall-cache/t";
+
+fn home(root: &Path, seed: u32) -> PathBuf {
+    let out = root.join(format!("g{seed}"));
+    let st = std::process::Command::new("python3")
+        .arg(team_support::gen_py())
+        .arg("--out")
+        .arg(&out)
+        .args(["--seed", &seed.to_string(), "--sessions", "30"])
+        .args(["--now", &NOW.to_string()])
+        .stdout(std::process::Stdio::null())
+        .status()
+        .expect("python3 gen.py");
+    assert!(st.success(), "gen.py failed");
+    let h = out.join("home");
+    run_ok(&h, &["--now", &NOW.to_string(), "index"], 0);
+    h
+}
+
+fn cli(home: &Path, weed: &Weed, args: &[&str]) -> std::process::Output {
+    let mut c = recall(home);
+    for (k, v) in weed.env() {
+        c.env(k, v);
+    }
+    c.args(args).output().expect("run recall")
+}
+
+/// One search of `home`'s store plus the bucket; what it fetched.
+fn search(home: &Path, weed: &Weed, q: &str, cap: u64) -> (recall_core::Response, Fetched) {
+    let store = Arc::new(Store::open(&store_dir(home)).expect("store"));
+    let ident = hostid::identity(store.dir(), None).expect("identity");
+    let remote = Remote::connect_with(URL, Duration::from_secs(5), weed.env()).expect("remote");
+    let rt = recall_host::remote::runtime().expect("runtime");
+    let opts = TeamOptions {
+        deadline: Duration::from_secs(5),
+        cache_cap: cap,
+        ..TeamOptions::default()
+    };
+    let query = Request {
+        q: Some(q.to_string()),
+        scope: Some("all".into()),
+        limit: Some("5".into()),
+        ..Request::default()
+    }
+    .parse()
+    .expect("query");
+    let local = StoreCatalog::new(store, Arc::new(Arena::default()));
+    let cat = UnionCatalog::open(
+        local,
+        &ident,
+        Some(Arc::new(remote)),
+        rt.handle().clone(),
+        &opts,
+        &query,
+    )
+    .expect("open");
+    let budgets = Budgets {
+        scan_ms: u64::MAX,
+        fresh_bytes: u64::MAX,
+        ..Budgets::default()
+    };
+    let r = cat.search(&query, false, budgets).expect("search");
+    let f = cat.fetched();
+    drop(cat);
+    rt.shutdown_timeout(Duration::from_secs(1));
+    (r, f)
+}
+
+fn cache_files(home: &Path) -> Vec<(String, u64)> {
+    let mut out: Vec<(String, u64)> = fs::read_dir(store_dir(home).join(CACHE_DIR))
+        .map(|d| {
+            d.flatten()
+                .map(|e| {
+                    let len = e.metadata().map(|m| m.len()).unwrap_or(0);
+                    (e.file_name().to_string_lossy().into_owned(), len)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort();
+    out
+}
+
+#[test]
+fn a_warm_search_fetches_only_the_catalog_and_the_cache_stays_under_its_cap() {
+    let Some(weed) = Weed::start(BUCKET) else {
+        return;
+    };
+    let root = temp_dir("team-cache");
+    let (a, b) = (home(&root, 1), home(&root, 2));
+    let out = cli(&b, &weed, &["publish", URL, "--host-name", "bee"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let big = 1 << 30;
+
+    // Cold: one listing, one catalog, its snapshot, its segments, some generations.
+    let (r1, cold) = search(&a, &weed, "the", big);
+    assert!(
+        r1.sessions
+            .iter()
+            .any(|s| s.host.as_ref().is_some_and(|h| h.name == "bee")),
+        "the remote host answers"
+    );
+    assert_eq!(
+        (cold.listings, cold.catalogs, cold.snapshots),
+        (1, 1, 1),
+        "{cold:?}"
+    );
+    assert!(cold.segments >= 1, "{cold:?}");
+    assert!(cold.generations >= 1, "{cold:?}");
+    let published = manifest(&b).expect("manifest").sessions.len() as u64;
+    assert!(
+        cold.generations < published,
+        "only candidates are fetched: {} of {published}",
+        cold.generations
+    );
+    assert!(cold.bytes > 0);
+    assert_eq!(
+        cold.requests,
+        cold.listings + cold.catalogs + cold.snapshots + cold.segments + cold.generations
+    );
+
+    // Warm, the same query: the listing and the catalog, nothing else.
+    let (r2, warm) = search(&a, &weed, "the", big);
+    assert_eq!(
+        serde_json::to_string(&r2.sessions).expect("json"),
+        serde_json::to_string(&r1.sessions).expect("json")
+    );
+    let catalog_bytes = warm.bytes;
+    assert_eq!(
+        warm,
+        Fetched {
+            requests: 2,
+            bytes: catalog_bytes,
+            listings: 1,
+            catalogs: 1,
+            ..Fetched::default()
+        }
+    );
+    assert!(catalog_bytes > 0 && catalog_bytes < cold.bytes);
+
+    // No `.grams` are published: after an index pass the segments cover
+    // every generation, so a query nothing matches fetches no generation.
+    assert!(uncovered(&b).is_empty(), "{:?}", uncovered(&b));
+    let (none, f) = search(&a, &weed, "zzqxnotawordanywhere", big);
+    assert!(none.sessions.is_empty());
+    assert_eq!((f.generations, f.segments, f.snapshots), (0, 0, 0), "{f:?}");
+
+    // The cap: foreign old files go first, what the catalog names stays.
+    let files = cache_files(&a);
+    let referenced: u64 = files.iter().map(|f| f.1).sum();
+    let dir = store_dir(&a).join(CACHE_DIR);
+    for i in 0..5 {
+        let p = dir.join(format!("{:016x}.json", 0xdead_0000u64 + i));
+        fs::write(&p, vec![b'x'; 4096]).expect("junk");
+        let old = std::time::SystemTime::now() - Duration::from_secs(3600);
+        fs::File::options()
+            .write(true)
+            .open(&p)
+            .and_then(|f| f.set_modified(old))
+            .expect("age");
+    }
+    // One referenced generation gone from the cache: the search fetches it
+    // again and prunes, under a cap that fits what is referenced.
+    let gone = files
+        .iter()
+        .find(|(n, _)| n.ends_with(".json") && !n.contains('-'))
+        .expect("a cached generation")
+        .0
+        .clone();
+    fs::remove_file(dir.join(&gone)).expect("remove");
+    let cap = referenced + 1024;
+    let (_, refetch) = search(&a, &weed, "the", cap);
+    assert_eq!(refetch.generations, 1, "{refetch:?}");
+    let after = cache_files(&a);
+    assert!(
+        after.iter().all(|(n, _)| !n.starts_with("00000000dead")),
+        "junk pruned first: {after:?}"
+    );
+    assert_eq!(after, files, "what the catalog references stays");
+
+    // A tiny cap: the cache shrinks below it, the search still answers.
+    fs::remove_file(dir.join(&gone)).expect("remove");
+    let (r3, _) = search(&a, &weed, "the", 1);
+    assert_eq!(r3.sessions.len(), r1.sessions.len());
+    let left: u64 = cache_files(&a).iter().map(|f| f.1).sum();
+    assert!(left <= 1, "{left} bytes left under a 1-byte cap");
+
+    // The CLI reports the traffic on stderr (and the answer on stdout as before).
+    let out = cli(
+        &a,
+        &weed,
+        &[
+            "--now",
+            &NOW.to_string(),
+            "search",
+            "--remote",
+            URL,
+            "--stats",
+            "--json",
+            "the",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.lines()
+            .any(|l| l.starts_with("recall: fetched ") && l.contains("1 catalogs")),
+        "{err}"
+    );
+    let body: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json body");
+    assert!(body.get("hosts").is_some());
+}
