@@ -319,7 +319,9 @@ fn a_session_whose_files_are_gone_is_missing_and_offers_no_resume() {
             assert_eq!(row["source_presence"], "present", "{row}");
         }
     }
-    assert!(rows.iter().any(|r| r["session_key"] == victim["session_key"]));
+    assert!(rows
+        .iter()
+        .any(|r| r["session_key"] == victim["session_key"]));
     assert!(rows.iter().any(|r| r["resume"].is_string()));
     let view = get(s.addr(), &format!("/api/session/{}", enc(key)), &[]).json();
     assert_eq!(view["session"]["source_presence"], "missing");

@@ -367,7 +367,7 @@ function showStatus(s) {
     parts.push(h('span', {}, `Indexing ${s.files_indexed}/${total} files`));
     parts.push(h('progress', { max: total || 1, value: s.files_indexed || 0 }));
   } else if (s.phase === 'degraded') {
-    parts.push(h('span', { class: 'warn' }, `Index degraded: ${s.files_failed} files failed${s.degraded_roots?.length ? `, unreadable: ${s.degraded_roots.join(', ')}` : ''}`));
+    parts.push(h('span', { class: 'warn' }, `Index degraded: ${s.files_failed} files failed${s.degraded_roots?.length ? `, unreadable: ${s.degraded_roots.map((r) => r.dir ?? r.message).join(', ')}` : ''}`));
   } else if (s.phase === 'current') {
     parts.push(h('span', {}, `Index current · revision ${s.revision}`));
   } else {

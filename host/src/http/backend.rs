@@ -51,6 +51,12 @@ pub trait Backend: Send + Sync + 'static {
     /// The indexer's status.
     fn status(&self) -> IndexStatus;
 
+    /// Whether this server indexes (the store policy's `enabled`, and an
+    /// indexer at all).
+    fn enabled(&self) -> bool {
+        self.status().enabled
+    }
+
     /// True until the first backfill has finished.
     fn building(&self) -> bool;
 

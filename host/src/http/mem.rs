@@ -42,6 +42,7 @@ impl MemBackend {
                 files_failed: 0,
                 degraded_roots: Vec::new(),
                 last_sweep_ms: None,
+                last_reconcile_ms: None,
                 failed_units: Vec::new(),
                 truncated_sessions: Vec::new(),
             }),

@@ -131,6 +131,7 @@ impl Backend for StoreBackend {
             files_failed: p.files_failed,
             degraded_roots: p.degraded_roots,
             last_sweep_ms: p.last_sweep_ms.or_else(|| self.indexer.last_sweep_ms()),
+            last_reconcile_ms: p.last_reconcile_ms,
             failed_units: self.indexer.failed_units(),
             truncated_sessions: self.indexer.truncated_sessions(),
         }
@@ -208,6 +209,10 @@ impl Backend for StoreBackend {
 
     fn demo(&self) -> bool {
         self.demo
+    }
+
+    fn enabled(&self) -> bool {
+        self.sweeping()
     }
 
     fn building(&self) -> bool {

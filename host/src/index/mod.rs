@@ -15,7 +15,9 @@ mod resume;
 mod sweep;
 pub mod watch;
 
-pub use progress::{FailedUnit, IndexStatus, Phase, Progress, ProgressSnapshot};
+pub use progress::{
+    Availability, DegradedRoot, FailedUnit, IndexStatus, Phase, Progress, ProgressSnapshot,
+};
 pub use sweep::SweepReport;
 
 use crate::extract::{Roots, SessionSource};
