@@ -96,13 +96,27 @@ pub trait Backend: Send + Sync + 'static {
     }
 
     /// Changes the store's policy (`POST /api/index/policy`); returns the
-    /// policy now stored and what the change retires.
+    /// policy now stored and what the change retires. With `dry_run`,
+    /// changes nothing: the policy it would store and what it would retire.
     fn set_policy(
         &self,
         _enabled: Option<bool>,
         _history_days: Option<u32>,
+        _dry_run: bool,
     ) -> Result<serde_json::Value, BackendError> {
         Err(BackendError::new("this server has no store policy"))
+    }
+
+    /// The policy in force (`None` without a store).
+    fn policy(&self) -> Option<crate::store::policy::Policy> {
+        None
+    }
+
+    /// Looks at what other processes changed in the store (a `recall
+    /// clear`, a `recall config set`) and follows it; true = sweep now.
+    /// Called by the server's indexer loop about once a second.
+    fn follow_store(&self) -> bool {
+        false
     }
 
     /// Whether this server serves the bundled demo home.

@@ -360,15 +360,31 @@ impl Drop for Server {
     }
 }
 
-/// Backfill, then a sweep every `every` until `stop` fires or is dropped.
+/// How often the indexer loop looks at what other processes changed in the
+/// store (a `recall clear`, a `recall config set`).
+const FOLLOW_EVERY: Duration = Duration::from_secs(1);
+
+/// Backfill, then a sweep every `every` until `stop` fires or is dropped;
+/// in between, about once a second, follows changes other processes made
+/// to the store and sweeps at once when they call for it.
 fn indexer_loop(backend: &dyn Backend, every: Duration, stop: mpsc::Receiver<()>) {
+    backend.follow_store();
     loop {
         if let Err(e) = backend.sweep() {
             tracing::warn!(target: "recall::index", error = %e, "sweep failed");
         }
-        match stop.recv_timeout(every) {
-            Err(mpsc::RecvTimeoutError::Timeout) => continue,
-            _ => return,
+        let next = std::time::Instant::now() + every;
+        loop {
+            let wait = next
+                .saturating_duration_since(std::time::Instant::now())
+                .min(FOLLOW_EVERY);
+            match stop.recv_timeout(wait) {
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                _ => return,
+            }
+            if backend.follow_store() || std::time::Instant::now() >= next {
+                break;
+            }
         }
     }
 }

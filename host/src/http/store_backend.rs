@@ -28,6 +28,9 @@ pub struct StoreBackend {
     /// Cleared through this server and not yet rebuilt: searches answer
     /// `building`, status says `indexing`.
     rebuilding: AtomicBool,
+    /// The store id this server last saw: another one means the store was
+    /// cleared by another process (`recall clear`).
+    seen_store_id: std::sync::Mutex<Option<String>>,
     demo: bool,
 }
 
@@ -53,6 +56,7 @@ impl StoreBackend {
             indexing,
             enabled: AtomicBool::new(true),
             rebuilding: AtomicBool::new(false),
+            seen_store_id: std::sync::Mutex::new(None),
             demo: false,
         }
     }
@@ -75,10 +79,21 @@ impl StoreBackend {
         self
     }
 
+    /// Puts a policy in force: `enabled` at once, `history_days` from the
+    /// next sweep.
+    fn apply_policy(&self, p: crate::store::policy::Policy) {
+        self.enabled.store(p.enabled, Ordering::Relaxed);
+        self.indexer.set_history_days(p.history_days);
+    }
+
     /// The indexer.
     pub fn indexer(&self) -> &Arc<Indexer> {
         &self.indexer
     }
+}
+
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 fn err(e: StoreError) -> BackendError {
@@ -121,7 +136,9 @@ impl Backend for StoreBackend {
         let p = self.indexer.progress().snapshot();
         IndexStatus {
             enabled: self.sweeping(),
-            phase: if self.rebuilding.load(Ordering::Relaxed) && self.sweeping() {
+            // Cleared (here or by another process) or never backfilled: an
+            // index being built is not "current", even between sweeps.
+            phase: if self.sweeping() && self.building() {
                 crate::index::Phase::Indexing
             } else {
                 p.phase
@@ -148,7 +165,7 @@ impl Backend for StoreBackend {
     }
 
     fn window_days(&self) -> Option<u32> {
-        Some(self.indexer.options().retention_days).filter(|&d| d > 0)
+        Some(self.indexer.history_days()).filter(|&d| d > 0)
     }
 
     fn reconcile(&self) -> Result<(), BackendError> {
@@ -169,6 +186,7 @@ impl Backend for StoreBackend {
         // Until the rebuild (started by the route) finishes, an empty index
         // is not "current".
         self.rebuilding.store(self.sweeping(), Ordering::Relaxed);
+        *lock(&self.seen_store_id) = Some(m.store_id.clone());
         Ok(serde_json::json!({"store_id": m.store_id, "revision": m.revision}))
     }
 
@@ -176,6 +194,7 @@ impl Backend for StoreBackend {
         &self,
         enabled: Option<bool>,
         history_days: Option<u32>,
+        dry_run: bool,
     ) -> Result<serde_json::Value, BackendError> {
         use crate::store::policy;
         let store = self.catalog.store();
@@ -196,15 +215,47 @@ impl Backend for StoreBackend {
         if let Some(d) = history_days {
             p.history_days = d;
         }
-        policy::save(store.dir(), &p).map_err(msg)?;
-        self.enabled.store(p.enabled, Ordering::Relaxed);
-        // The running indexer keeps the history window it started with.
-        let restart = p.history_days != self.indexer.options().retention_days;
+        if !dry_run {
+            policy::save(store.dir(), &p).map_err(msg)?;
+            self.apply_policy(p);
+        }
         Ok(serde_json::json!({
             "policy": p,
             "retires": retires,
-            "restart_needed": restart,
+            "dry_run": dry_run,
         }))
+    }
+
+    fn policy(&self) -> Option<crate::store::policy::Policy> {
+        Some(crate::store::policy::Policy {
+            enabled: self.enabled.load(Ordering::Relaxed),
+            history_days: self.indexer.history_days(),
+        })
+    }
+
+    fn follow_store(&self) -> bool {
+        let mut sweep_now = false;
+        match crate::store::policy::load(self.catalog.store().dir()) {
+            Ok(p) => {
+                let before = self.policy();
+                self.apply_policy(p);
+                sweep_now |= before != self.policy() && self.sweeping();
+            }
+            // A damaged policy is never replaced by a guess: keep serving
+            // with the one in force.
+            Err(e) => tracing::warn!(target: "recall::index", error = %e, "policy unreadable"),
+        }
+        if let Ok(m) = self.catalog.store().current() {
+            let mut seen = lock(&self.seen_store_id);
+            let cleared = seen.as_ref().is_some_and(|id| *id != m.store_id);
+            if cleared && self.sweeping() {
+                // Cleared by another process: rebuilding from now on.
+                self.rebuilding.store(true, Ordering::Relaxed);
+                sweep_now = true;
+            }
+            *seen = Some(m.store_id.clone());
+        }
+        sweep_now
     }
 
     fn demo(&self) -> bool {
@@ -225,7 +276,11 @@ impl Backend for StoreBackend {
         }
         match self.indexer.tick(FULL_SWEEP_EVERY) {
             Some(Err(e)) => Err(BackendError::new(e.to_string())),
-            _ => Ok(()),
+            Some(Ok(_)) => {
+                self.rebuilding.store(false, Ordering::Relaxed);
+                Ok(())
+            }
+            None => Ok(()),
         }
     }
 

@@ -1,7 +1,8 @@
 //! `GET /api/index/status`: the indexer's phase and progress, with the
 //! manifest's revision, store id and per-source coverage, the agent
 //! directories looked in (`roots`, each with whether it exists) and whether
-//! this is the bundled demo (`demo`); `availability` says as a value
+//! this is the bundled demo (`demo`), the store policy in force (`policy`,
+//! null without a store); `availability` says as a value
 //! whether the index answers as current (`{state: "unavailable", reason:
 //! "disabled" | "not-ready"}` otherwise).
 
@@ -47,6 +48,7 @@ pub async fn status(State(st): State<AppState>, exposure: Exposure) -> Response 
                 "coverage": coverage(&manifest),
                 "roots": roots,
                 "demo": backend.demo(),
+                "policy": backend.policy(),
             });
             Ok::<_, ApiError>(json(body.to_string(), NO_STORE))
         })
