@@ -34,7 +34,11 @@ fn recall(home: &Path, args: &[&str]) {
 }
 
 fn wait_for(what: &str, mut ok: impl FnMut() -> Option<Value>) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(30);
+    wait_for_in(what, Duration::from_secs(30), &mut ok)
+}
+
+fn wait_for_in(what: &str, within: Duration, ok: &mut dyn FnMut() -> Option<Value>) -> Value {
+    let deadline = Instant::now() + within;
     loop {
         if let Some(v) = ok() {
             return v;
@@ -83,6 +87,7 @@ fn a_server_follows_a_clear_and_a_policy_change_made_by_another_process() {
     // Another process clears the store.
     recall(&home.0, &["clear"]);
     let mut saw_building = false;
+    let give_up = Instant::now() + Duration::from_secs(25);
     wait_for("the rebuild", || {
         let search = get(addr, "/api/sessions/message-search?q=the&limit=1", &[]).json();
         let st = status();
@@ -104,6 +109,9 @@ fn a_server_follows_a_clear_and_a_policy_change_made_by_another_process() {
                 !search["sessions"].as_array().expect("sessions").is_empty(),
                 "a ready answer over a cleared index: {search}"
             );
+        }
+        if Instant::now() > give_up {
+            panic!("never rebuilt: {st}");
         }
         (rebuilt && st["phase"] == "current").then_some(st)
     });

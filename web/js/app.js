@@ -15,6 +15,7 @@ import { readForm, request as toRequest, writeFilters, fromUrl, toUrl, preset, r
 import { renderHome, renderLane } from './home.js';
 import { renderMarkdown } from './markdown.js';
 import { size, when } from './format.js';
+import { SettingsPane } from './settings.js';
 
 const DEBOUNCE_MS = 225;
 const MIN_CHARS = 2;
@@ -34,6 +35,8 @@ const els = {
   offlineBtn: byId('offline-btn'),
   progress: byId('download'),
   palette: byId('palette'),
+  settings: byId('settings'),
+  settingsBtn: byId('settings-btn'),
 };
 
 let backend = online;
@@ -416,12 +419,15 @@ function setBackend(next) {
   els.modeBadge.hidden = !off;
   document.body.classList.toggle('is-offline', off);
   els.offlineBtn.textContent = off ? 'Go online' : 'Go offline';
+  els.settingsBtn.hidden = off;
+  if (off && els.settings.open) els.settings.close();
   localStorage.setItem('recall.mode', next.kind);
   pollStatus();
   schedule();
 }
 
 els.offlineBtn.addEventListener('click', () => toggleOffline());
+new SettingsPane(els.settings, els.settingsBtn);
 els.q.addEventListener('input', () => schedule({ typing: true }));
 els.form.addEventListener('change', (e) => schedule({ push: !['cwd', 'branch', 'model'].includes(e.target.name) }));
 els.form.addEventListener('input', (e) => {

@@ -28,7 +28,8 @@ pub struct StoreBackend {
     /// Cleared through this server and not yet rebuilt: searches answer
     /// `building`, status says `indexing`.
     rebuilding: AtomicBool,
-    /// The store id this server last saw: another one means the store was
+    /// The store id this server's last successful sweep built (or its own
+    /// clear made): a store that needs a backfill under another id was
     /// cleared by another process (`recall clear`).
     seen_store_id: std::sync::Mutex<Option<String>>,
     demo: bool,
@@ -84,6 +85,17 @@ impl StoreBackend {
     fn apply_policy(&self, p: crate::store::policy::Policy) {
         self.enabled.store(p.enabled, Ordering::Relaxed);
         self.indexer.set_history_days(p.history_days);
+    }
+
+    /// After a sweep that succeeded: a backfilled store is no longer being
+    /// rebuilt, and its store id is one this server has built.
+    fn built(&self) {
+        if self.indexer.backfilled() {
+            self.rebuilding.store(false, Ordering::Relaxed);
+            if let Ok(m) = self.catalog.store().current() {
+                *lock(&self.seen_store_id) = Some(m.store_id.clone());
+            }
+        }
     }
 
     /// The indexer.
@@ -176,7 +188,7 @@ impl Backend for StoreBackend {
         // `sweep` waits for a sweep already running, then runs its own.
         let r = self.indexer.sweep();
         if r.is_ok() {
-            self.rebuilding.store(false, Ordering::Relaxed);
+            self.built();
         }
         r.map(|_| ()).map_err(|e| BackendError::new(e.to_string()))
     }
@@ -245,15 +257,15 @@ impl Backend for StoreBackend {
             // with the one in force.
             Err(e) => tracing::warn!(target: "recall::index", error = %e, "policy unreadable"),
         }
-        if let Ok(m) = self.catalog.store().current() {
-            let mut seen = lock(&self.seen_store_id);
-            let cleared = seen.as_ref().is_some_and(|id| *id != m.store_id);
-            if cleared && self.sweeping() {
-                // Cleared by another process: rebuilding from now on.
-                self.rebuilding.store(true, Ordering::Relaxed);
-                sweep_now = true;
+        // Cleared by another process (`recall clear`): the store needs a
+        // backfill under a store id no sweep of this server has built.
+        if self.sweeping() && !self.indexer.backfilled() {
+            if let Ok(m) = self.catalog.store().current() {
+                if lock(&self.seen_store_id).as_deref() != Some(m.store_id.as_str()) {
+                    self.rebuilding.store(true, Ordering::Relaxed);
+                    sweep_now = true;
+                }
             }
-            *seen = Some(m.store_id.clone());
         }
         sweep_now
     }
@@ -276,11 +288,12 @@ impl Backend for StoreBackend {
         }
         match self.indexer.tick(FULL_SWEEP_EVERY) {
             Some(Err(e)) => Err(BackendError::new(e.to_string())),
-            Some(Ok(_)) => {
-                self.rebuilding.store(false, Ordering::Relaxed);
+            // A sweep ran (or none was due) over a backfilled store: any
+            // rebuild is over.
+            _ => {
+                self.built();
                 Ok(())
             }
-            None => Ok(()),
         }
     }
 
