@@ -61,7 +61,7 @@ fn a_server_follows_a_clear_and_a_policy_change_made_by_another_process() {
     opts.workers = 1;
     let indexer = Arc::new(Indexer::new(store.clone(), opts));
     let catalog = StoreCatalog::new(store, Arc::new(Arena::new(64 << 20)));
-    let backend = Arc::new(StoreBackend::new(indexer, catalog, true));
+    let backend = Arc::new(StoreBackend::new(indexer, catalog, true).watch_sources());
     // Only the follow loop can start a sweep after the backfill: the
     // periodic sweep is an hour away.
     let server = Server::start(

@@ -107,7 +107,7 @@ fn after_a_clear_the_index_is_building_until_rebuilt_never_current_and_empty() {
     let indexer = Arc::new(Indexer::new(store.clone(), opts));
     indexer.sweep().expect("backfill");
     let catalog = StoreCatalog::new(store, Arc::new(Arena::new(64 << 20)));
-    let backend = Arc::new(StoreBackend::new(indexer, catalog, true));
+    let backend = Arc::new(StoreBackend::new(indexer, catalog, true).watch_sources());
     let s = serve(backend, ServeOptions::default());
     let addr = s.addr();
     let status = || request(addr, "GET", "/api/index/status", &[]).json();

@@ -48,7 +48,7 @@ fn files_indexed_rises_during_the_backfill_and_the_index_is_not_ready_until_it_e
     opts.workers = 1;
     let indexer = Arc::new(Indexer::new(store.clone(), opts));
     let catalog = StoreCatalog::new(store, Arc::new(Arena::new(64 << 20)));
-    let backend = Arc::new(StoreBackend::new(indexer.clone(), catalog, true));
+    let backend = Arc::new(StoreBackend::new(indexer.clone(), catalog, true).watch_sources());
     let s = serve(backend, ServeOptions::default());
     let before = get(s.addr(), "/api/index/status", &[]).json();
     assert_eq!(before["last_reconcile_ms"], Value::Null);
@@ -135,7 +135,7 @@ fn a_degraded_root_says_why_and_a_disabled_store_is_unavailable_as_a_value() {
     let indexer = Arc::new(Indexer::new(store.clone(), opts));
     indexer.sweep().expect("backfill");
     let catalog = StoreCatalog::new(store, Arc::new(Arena::new(64 << 20)));
-    let backend = Arc::new(StoreBackend::new(indexer, catalog, true));
+    let backend = Arc::new(StoreBackend::new(indexer, catalog, true).watch_sources());
     let s = serve(backend.clone(), ServeOptions::default());
     let st = get(s.addr(), "/api/index/status", &[]).json();
     assert_eq!(st["phase"], "degraded", "{st}");

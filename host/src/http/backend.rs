@@ -1,8 +1,8 @@
 //! What the HTTP server needs from the store and the indexer.
 //!
 //! The routes are written against [`Backend`] only, so they can be served
-//! from the on-disk store or from [`super::mem::MemBackend`] (tests, and a
-//! fallback that needs no store). Every method is blocking: handlers call
+//! from the on-disk store or from `MemBackend` (extracted sessions in
+//! memory; built for tests only, feature `test-support`). Every method is blocking: handlers call
 //! them from `spawn_blocking`.
 
 use crate::extract::{self, Extracted, SessionSource};

@@ -23,6 +23,7 @@ pub mod lineage;
 pub mod locate;
 pub mod logging;
 pub mod login;
+#[cfg(any(test, feature = "test-support"))]
 pub mod mem;
 pub mod query;
 pub mod routes;
@@ -34,6 +35,7 @@ pub mod store_backend;
 pub use backend::{Backend, BackendError, IndexStatus, Phase};
 pub use conn::ConnLimits;
 pub use exposure::Exposure;
+#[cfg(any(test, feature = "test-support"))]
 pub use mem::MemBackend;
 pub use security::Security;
 pub use server::{router, AppState, ServeError, ServeOptions, Server};

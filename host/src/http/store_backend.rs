@@ -37,20 +37,9 @@ pub struct StoreBackend {
 
 impl StoreBackend {
     /// Serves `catalog`'s store, kept current by `indexer` (`indexing` =
-    /// whether this server runs sweeps at all).
-    /// With `indexing`, the roots are watched for changes (see
-    /// [`Indexer::watch_sources`]).
+    /// whether this server runs sweeps at all). Starts nothing: the server
+    /// starts the roots watch with [`StoreBackend::watch_sources`].
     pub fn new(indexer: Arc<Indexer>, catalog: StoreCatalog, indexing: bool) -> StoreBackend {
-        if indexing {
-            indexer.watch_sources();
-            // A session an agent is writing is searched right after each
-            // refresh: hand its new shard to the arena instead of having the
-            // next search parse it back from disk.
-            let arena = catalog.arena().clone();
-            indexer.on_live_shard(crate::index::ShardHook::new(move |name, shard| {
-                arena.insert(name, shard)
-            }));
-        }
         StoreBackend {
             indexer,
             catalog,
@@ -60,6 +49,24 @@ impl StoreBackend {
             seen_store_id: std::sync::Mutex::new(None),
             demo: false,
         }
+    }
+
+    /// With indexing: watches the roots for changes (see
+    /// [`Indexer::watch_sources`]) and hands each live shard a refresh
+    /// writes to the arena.
+    pub fn watch_sources(self) -> StoreBackend {
+        if self.indexing {
+            self.indexer.watch_sources();
+            // A session an agent is writing is searched right after each
+            // refresh: hand its new shard to the arena instead of having the
+            // next search parse it back from disk.
+            let arena = self.catalog.arena().clone();
+            self.indexer
+                .on_live_shard(crate::index::ShardHook::new(move |name, shard| {
+                    arena.insert(name, shard)
+                }));
+        }
+        self
     }
 
     /// Starts with the store policy's `enabled` (a disabled store is served
