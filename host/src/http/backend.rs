@@ -5,7 +5,7 @@
 //! memory; built for tests only, feature `test-support`). Every method is blocking: handlers call
 //! them from `spawn_blocking`.
 
-use crate::extract::{self, Extracted, SessionSource};
+use crate::extract::Extracted;
 use recall_core::model::{Manifest, ManifestEntry};
 use recall_core::Catalog;
 use std::path::PathBuf;
@@ -146,31 +146,6 @@ pub trait Backend: Send + Sync + 'static {
         key: &str,
         entry: &ManifestEntry,
     ) -> Result<Option<Extracted>, BackendError> {
-        reextract_paths(key, entry)
-    }
-}
-
-/// Re-extracts a session from exactly the files its manifest entry lists.
-pub fn reextract_paths(
-    key: &str,
-    entry: &ManifestEntry,
-) -> Result<Option<Extracted>, BackendError> {
-    let files: Vec<PathBuf> = entry.meta.paths.iter().map(PathBuf::from).collect();
-    let Some(main) = files.first() else {
-        return Ok(None);
-    };
-    if !main.exists() {
-        return Ok(None);
-    }
-    let src = SessionSource {
-        source: entry.meta.source,
-        unit: main.to_string_lossy().into_owned(),
-        files,
-        context: serde_json::Value::Null,
-    };
-    match extract::extract(&src) {
-        Ok(Some(x)) if x.meta.key() == key => Ok(Some(x)),
-        Ok(_) => Ok(None),
-        Err(e) => Err(BackendError::new(e.to_string())),
+        crate::index::verify::reextract(key, entry).map_err(|e| BackendError::new(e.to_string()))
     }
 }

@@ -217,7 +217,8 @@ impl Backend for MemBackend {
     ) -> Result<Option<Extracted>, BackendError> {
         match &self.reextract {
             Some(f) => f(key, entry),
-            None => super::backend::reextract_paths(key, entry),
+            None => crate::index::verify::reextract(key, entry)
+                .map_err(|e| BackendError::new(e.to_string())),
         }
     }
 }

@@ -13,6 +13,7 @@ pub mod plan;
 pub mod progress;
 mod resume;
 mod sweep;
+pub mod verify;
 pub mod watch;
 
 pub use progress::{
