@@ -93,6 +93,11 @@ pub enum Unavailable {
 }
 
 impl Availability {
+    /// Whether it is [`Availability::Available`].
+    pub fn is_available(&self) -> bool {
+        *self == Availability::Available
+    }
+
     /// From whether indexing is enabled and whether the index is building.
     pub fn of(enabled: bool, building: bool) -> Availability {
         if !enabled {

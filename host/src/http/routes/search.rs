@@ -11,13 +11,16 @@ use recall_core::{search as core_search, Budgets, Request, SearchEnv};
 use std::time::{Duration, Instant};
 
 /// The core's response plus what only the host knows: whether the index
-/// answers as current (`availability`, a value: `{state: "unavailable",
-/// reason: "disabled" | "not-ready"}` — the answer still comes from the
-/// index as it is).
+/// answers as current (`availability`, a value, present only when
+/// unavailable: `{state: "unavailable", reason: "disabled" | "not-ready"}` —
+/// the answer still comes from the index as it is).
 #[derive(serde::Serialize)]
 struct Answer<'a> {
     #[serde(flatten)]
     response: &'a recall_core::Response,
+    /// Only when unavailable: an answer from a current index has the core's
+    /// bytes exactly (offline and reports give the same).
+    #[serde(skip_serializing_if = "Availability::is_available")]
     availability: Availability,
 }
 
