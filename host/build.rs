@@ -1,6 +1,6 @@
 //! Embeds the static front end into the binary (DESIGN.md §1: `recall serve`
 //! needs nothing beside it). Every file under the listed workspace folders
-//! becomes an entry of `$OUT_DIR/assets.rs`, served by `http::assets`.
+//! becomes an entry of `$OUT_DIR/assets.rs`, read by `crate::assets`.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

@@ -308,4 +308,22 @@ fn a_session_whose_files_are_gone_is_missing_and_offers_no_resume() {
             assert_eq!(other["source_presence"], "present");
         }
     }
+    // The session list and the session view say the same.
+    let list = get(s.addr(), "/api/sessions?limit=500", &[]).json();
+    let rows = list["sessions"].as_array().expect("rows");
+    for row in rows {
+        if row["session_key"] == victim["session_key"] {
+            assert_eq!(row["source_presence"], "missing");
+            assert_eq!(row["resume"], Value::Null);
+        } else {
+            assert_eq!(row["source_presence"], "present", "{row}");
+        }
+    }
+    assert!(rows
+        .iter()
+        .any(|r| r["session_key"] == victim["session_key"]));
+    assert!(rows.iter().any(|r| r["resume"].is_string()));
+    let view = get(s.addr(), &format!("/api/session/{}", enc(key)), &[]).json();
+    assert_eq!(view["session"]["source_presence"], "missing");
+    assert_eq!(view["session"]["resume"], Value::Null);
 }

@@ -38,7 +38,7 @@ fn a_quiet_home_is_not_swept_and_an_append_is_found_at_once() {
     let catalog = StoreCatalog::new(store.clone(), Arc::new(Arena::new(64 << 20)));
     // Indexing on (the roots are watched); no periodic loop; every search
     // is old enough to refresh.
-    let backend = Arc::new(StoreBackend::new(indexer.clone(), catalog, true));
+    let backend = Arc::new(StoreBackend::new(indexer.clone(), catalog, true).watch_sources());
     let server = serve(
         backend,
         ServeOptions {

@@ -68,7 +68,7 @@ fn only_same_origin_posts_with_the_header_change_state() {
     assert_eq!(v["policy"]["history_days"], 3);
     assert_eq!(v["policy"]["enabled"], true);
     assert!(v["retires"].as_u64().unwrap() > 0, "{v}");
-    assert_eq!(v["restart_needed"], true);
+    assert_eq!(v["dry_run"], false);
     let stored: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&policy).expect("policy written")).expect("json");
     assert_eq!(stored["history_days"], 3);
@@ -107,7 +107,7 @@ fn after_a_clear_the_index_is_building_until_rebuilt_never_current_and_empty() {
     let indexer = Arc::new(Indexer::new(store.clone(), opts));
     indexer.sweep().expect("backfill");
     let catalog = StoreCatalog::new(store, Arc::new(Arena::new(64 << 20)));
-    let backend = Arc::new(StoreBackend::new(indexer, catalog, true));
+    let backend = Arc::new(StoreBackend::new(indexer, catalog, true).watch_sources());
     let s = serve(backend, ServeOptions::default());
     let addr = s.addr();
     let status = || request(addr, "GET", "/api/index/status", &[]).json();

@@ -15,6 +15,7 @@ import { readForm, request as toRequest, writeFilters, fromUrl, toUrl, preset, r
 import { renderHome, renderLane } from './home.js';
 import { renderMarkdown } from './markdown.js';
 import { size, when } from './format.js';
+import { SettingsPane } from './settings.js';
 
 const DEBOUNCE_MS = 225;
 const MIN_CHARS = 2;
@@ -34,6 +35,8 @@ const els = {
   offlineBtn: byId('offline-btn'),
   progress: byId('download'),
   palette: byId('palette'),
+  settings: byId('settings'),
+  settingsBtn: byId('settings-btn'),
 };
 
 let backend = online;
@@ -368,7 +371,7 @@ function showStatus(s) {
     parts.push(h('span', {}, `Indexing ${s.files_indexed}/${total} files`));
     parts.push(h('progress', { max: total || 1, value: s.files_indexed || 0 }));
   } else if (s.phase === 'degraded') {
-    parts.push(h('span', { class: 'warn' }, `Index degraded: ${s.files_failed} files failed${s.degraded_roots?.length ? `, unreadable: ${s.degraded_roots.join(', ')}` : ''}`));
+    parts.push(h('span', { class: 'warn' }, `Index degraded: ${s.files_failed} files failed${s.degraded_roots?.length ? `, unreadable: ${s.degraded_roots.map((r) => r.dir ?? r.message).join(', ')}` : ''}`));
   } else if (s.phase === 'current') {
     parts.push(h('span', {}, `Index current · revision ${s.revision}`));
   } else {
@@ -417,12 +420,15 @@ function setBackend(next) {
   els.modeBadge.hidden = !off;
   document.body.classList.toggle('is-offline', off);
   els.offlineBtn.textContent = off ? 'Go online' : 'Go offline';
+  els.settingsBtn.hidden = off;
+  if (off && els.settings.open) els.settings.close();
   localStorage.setItem('recall.mode', next.kind);
   pollStatus();
   schedule();
 }
 
 els.offlineBtn.addEventListener('click', () => toggleOffline());
+new SettingsPane(els.settings, els.settingsBtn);
 els.q.addEventListener('input', () => schedule({ typing: true }));
 els.form.addEventListener('change', (e) => schedule({ push: !['cwd', 'branch', 'model'].includes(e.target.name) }));
 els.form.addEventListener('input', (e) => {

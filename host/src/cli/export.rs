@@ -3,7 +3,7 @@
 //! descendants', plus `recall-export.json`.
 
 use super::{Context, Found, Globals};
-use crate::http::export::{self, ExportError};
+use crate::export::{self, ExportError};
 use anyhow::{bail, Context as _};
 use clap::Args;
 use std::fs::File;

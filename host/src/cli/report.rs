@@ -5,8 +5,8 @@
 
 use super::{Context, Found, Globals};
 use crate::arena::Arena;
+use crate::assets;
 use crate::catalog::StoreCatalog;
-use crate::http::assets;
 use crate::report::{self, Payload};
 use anyhow::{bail, Context as _};
 use clap::Args;

@@ -186,7 +186,8 @@ pub fn serve_home(
     let backend: Arc<dyn crate::http::backend::Backend> = Arc::new(
         StoreBackend::new(indexer, catalog, indexing)
             .with_enabled(enabled)
-            .serving_demo(demo),
+            .serving_demo(demo)
+            .watch_sources(),
     );
     let backend = match &a.remote {
         Some(url) => super::team::backend(

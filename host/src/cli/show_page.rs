@@ -7,11 +7,12 @@
 use super::render::sanitize;
 use super::timefmt::minute;
 use super::Found;
-use crate::http::backend::reextract_paths;
-use crate::http::locate::{verify, Verdict};
+use crate::index::verify::reextract as reextract_paths;
+use crate::index::verify::verify;
 use anyhow::Context as _;
 use clap::Args;
 use recall_core::model::ManifestEntry;
+use recall_core::session::locate::Verdict;
 use recall_core::session::{session_view, SessionViewRequest};
 use recall_core::PreparedShard;
 

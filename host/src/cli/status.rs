@@ -25,6 +25,9 @@ pub struct Status {
     /// cannot be listed, else `current`; no sweep runs, so nothing failed).
     #[serde(flatten)]
     pub index: IndexStatus,
+    /// As in `/api/index/status`: unavailable when the policy disables
+    /// indexing or the first backfill has not finished.
+    pub availability: crate::index::Availability,
     /// Manifest revision.
     pub revision: u64,
     /// Store id.
@@ -77,9 +80,13 @@ pub fn run(g: &Globals, a: StatusArgs) -> anyhow::Result<Found> {
             files_failed: 0,
             degraded_roots,
             last_sweep_ms: (st.last_sweep_ms > 0).then_some(st.last_sweep_ms),
+            // Known to a running indexer only (the store records when the
+            // last sweep finished, not when it started).
+            last_reconcile_ms: None,
             failed_units: crate::index::FailedUnit::from_state(&st),
             truncated_sessions: crate::index::build::truncated_sessions(&m),
         },
+        availability: crate::index::Availability::of(ctx.policy.enabled, !st.backfilled),
         revision: m.revision,
         store_id: m.store_id.clone(),
         coverage: recall_core::search::coverage(&m),
@@ -156,7 +163,7 @@ pub fn run(g: &Globals, a: StatusArgs) -> anyhow::Result<Found> {
         s.index.files_due
     )?;
     for r in &s.index.degraded_roots {
-        outln!("degraded    {r}")?;
+        outln!("degraded    {}: {} ({})", r.source, r.dir, r.message)?;
     }
     for f in &s.index.failed_units {
         let (path, reason) = (

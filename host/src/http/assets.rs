@@ -1,44 +1,14 @@
-//! The embedded front end: `/` (the dashboard), `/report`, `/pkg/*`.
-//!
-//! Files come from `build.rs` (the workspace folders it lists). Until the
-//! dashboard (`web/`) is embedded, `/` serves an honest placeholder page
-//! that says so and points at the API.
+//! The embedded front end over HTTP: `/` (the dashboard), `/report`,
+//! `/pkg/*` from [`crate::assets`]. Until the dashboard (`web/`) is
+//! embedded, `/` serves an honest placeholder page that says so and points
+//! at the API.
 
+use crate::assets::{content_type, find};
 use axum::http::{header, HeaderValue, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 
-include!(concat!(env!("OUT_DIR"), "/assets.rs"));
-
 /// The page served at `/` while no dashboard is embedded.
 const PLACEHOLDER: &str = include_str!("placeholder.html");
-
-/// Looks an embedded file up by URL path (`/` ⇒ `/index.html`, `/report` ⇒
-/// `/report.html`).
-pub fn find(path: &str) -> Option<&'static [u8]> {
-    let path = match path {
-        "/" => "/index.html",
-        "/report" => "/report.html",
-        p => p,
-    };
-    ASSETS.iter().find(|(p, _)| *p == path).map(|(_, b)| *b)
-}
-
-/// The MIME type for a file name.
-pub fn content_type(path: &str) -> &'static str {
-    let ext = path.rsplit('.').next().unwrap_or("");
-    match ext {
-        "html" => "text/html; charset=utf-8",
-        "js" | "mjs" => "text/javascript; charset=utf-8",
-        "wasm" => "application/wasm",
-        "css" => "text/css; charset=utf-8",
-        "json" | "map" => "application/json",
-        "svg" => "image/svg+xml",
-        "png" => "image/png",
-        "ico" => "image/x-icon",
-        "ts" | "txt" | "md" => "text/plain; charset=utf-8",
-        _ => "application/octet-stream",
-    }
-}
 
 /// Serves any non-API GET: an embedded file, the placeholder, or 404.
 pub async fn serve(uri: Uri) -> Response {

@@ -1,11 +1,11 @@
 //! What the HTTP server needs from the store and the indexer.
 //!
 //! The routes are written against [`Backend`] only, so they can be served
-//! from the on-disk store or from [`super::mem::MemBackend`] (tests, and a
-//! fallback that needs no store). Every method is blocking: handlers call
+//! from the on-disk store or from `MemBackend` (extracted sessions in
+//! memory; built for tests only, feature `test-support`). Every method is blocking: handlers call
 //! them from `spawn_blocking`.
 
-use crate::extract::{self, Extracted, SessionSource};
+use crate::extract::Extracted;
 use recall_core::model::{Manifest, ManifestEntry};
 use recall_core::Catalog;
 use std::path::PathBuf;
@@ -51,6 +51,12 @@ pub trait Backend: Send + Sync + 'static {
     /// The indexer's status.
     fn status(&self) -> IndexStatus;
 
+    /// Whether this server indexes (the store policy's `enabled`, and an
+    /// indexer at all).
+    fn enabled(&self) -> bool {
+        self.status().enabled
+    }
+
     /// True until the first backfill has finished.
     fn building(&self) -> bool;
 
@@ -90,13 +96,27 @@ pub trait Backend: Send + Sync + 'static {
     }
 
     /// Changes the store's policy (`POST /api/index/policy`); returns the
-    /// policy now stored and what the change retires.
+    /// policy now stored and what the change retires. With `dry_run`,
+    /// changes nothing: the policy it would store and what it would retire.
     fn set_policy(
         &self,
         _enabled: Option<bool>,
         _history_days: Option<u32>,
+        _dry_run: bool,
     ) -> Result<serde_json::Value, BackendError> {
         Err(BackendError::new("this server has no store policy"))
+    }
+
+    /// The policy in force (`None` without a store).
+    fn policy(&self) -> Option<crate::store::policy::Policy> {
+        None
+    }
+
+    /// Looks at what other processes changed in the store (a `recall
+    /// clear`, a `recall config set`) and follows it; true = sweep now.
+    /// Called by the server's indexer loop about once a second.
+    fn follow_store(&self) -> bool {
+        false
     }
 
     /// Whether this server serves the bundled demo home.
@@ -126,31 +146,6 @@ pub trait Backend: Send + Sync + 'static {
         key: &str,
         entry: &ManifestEntry,
     ) -> Result<Option<Extracted>, BackendError> {
-        reextract_paths(key, entry)
-    }
-}
-
-/// Re-extracts a session from exactly the files its manifest entry lists.
-pub fn reextract_paths(
-    key: &str,
-    entry: &ManifestEntry,
-) -> Result<Option<Extracted>, BackendError> {
-    let files: Vec<PathBuf> = entry.meta.paths.iter().map(PathBuf::from).collect();
-    let Some(main) = files.first() else {
-        return Ok(None);
-    };
-    if !main.exists() {
-        return Ok(None);
-    }
-    let src = SessionSource {
-        source: entry.meta.source,
-        unit: main.to_string_lossy().into_owned(),
-        files,
-        context: serde_json::Value::Null,
-    };
-    match extract::extract(&src) {
-        Ok(Some(x)) if x.meta.key() == key => Ok(Some(x)),
-        Ok(_) => Ok(None),
-        Err(e) => Err(BackendError::new(e.to_string())),
+        crate::index::verify::reextract(key, entry).map_err(|e| BackendError::new(e.to_string()))
     }
 }

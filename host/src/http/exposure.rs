@@ -96,12 +96,21 @@ impl Exposure {
         }
     }
 
-    /// Degraded roots as the client may see them: the fixed reason per root
-    /// for a remote client (the count is kept).
-    pub fn degraded_roots(self, roots: Vec<String>) -> Vec<String> {
+    /// Degraded roots as the client may see them: `{source, dir, reason,
+    /// message}` locally; for a remote client only the fixed reason per
+    /// root, `{reason: "unverified", message: UNVERIFIED_ROOT}` (the count is
+    /// kept; no source, directory or system message).
+    pub fn degraded_roots(self, roots: Vec<crate::index::DegradedRoot>) -> Value {
         match self {
-            Exposure::Local => roots,
-            Exposure::Remote => roots.iter().map(|_| UNVERIFIED_ROOT.to_string()).collect(),
+            Exposure::Local => serde_json::to_value(roots).unwrap_or_default(),
+            Exposure::Remote => Value::Array(
+                roots
+                    .iter()
+                    .map(
+                        |_| serde_json::json!({"reason": "unverified", "message": UNVERIFIED_ROOT}),
+                    )
+                    .collect(),
+            ),
         }
     }
 
@@ -184,11 +193,22 @@ mod tests {
 
     #[test]
     fn remote_degraded_roots_keep_their_count_only() {
-        let roots = vec!["codex: /h/.codex".to_string(), "pi: /h/.pi".to_string()];
-        assert_eq!(Exposure::Local.degraded_roots(roots.clone()), roots);
+        use crate::index::progress::{DegradedRoot, RootProblem};
+        use recall_core::model::Source;
+        let root = |source, dir: &str| DegradedRoot {
+            source,
+            dir: dir.into(),
+            reason: RootProblem::PermissionDenied,
+            message: format!("Permission denied: {dir}"),
+        };
+        let roots = vec![root(Source::Codex, "/h/.codex"), root(Source::Pi, "/h/.pi")];
+        let local = Exposure::Local.degraded_roots(roots.clone());
+        assert_eq!(local[0]["reason"], "permission_denied");
+        assert_eq!(local[1]["dir"], "/h/.pi");
+        let fixed = serde_json::json!({"reason": "unverified", "message": UNVERIFIED_ROOT});
         assert_eq!(
             Exposure::Remote.degraded_roots(roots),
-            vec![UNVERIFIED_ROOT, UNVERIFIED_ROOT]
+            Value::Array(vec![fixed.clone(), fixed])
         );
     }
 }

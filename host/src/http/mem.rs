@@ -42,6 +42,7 @@ impl MemBackend {
                 files_failed: 0,
                 degraded_roots: Vec::new(),
                 last_sweep_ms: None,
+                last_reconcile_ms: None,
                 failed_units: Vec::new(),
                 truncated_sessions: Vec::new(),
             }),
@@ -216,7 +217,8 @@ impl Backend for MemBackend {
     ) -> Result<Option<Extracted>, BackendError> {
         match &self.reextract {
             Some(f) => f(key, entry),
-            None => super::backend::reextract_paths(key, entry),
+            None => crate::index::verify::reextract(key, entry)
+                .map_err(|e| BackendError::new(e.to_string())),
         }
     }
 }

@@ -8,21 +8,22 @@
 //! [`limits`] (429, sizes), [`conn`] (connection cap and timeouts),
 //! [`query`] (strict query-string decoding), [`errors`] (the §7 error body),
 //! [`logging`] (no query text, ever), [`assets`] (the embedded front end),
-//! [`exposure`] (what a remote client may see), [`state_change`] (the POST gate), [`locate`], [`lineage`],
-//! [`export`].
+//! [`exposure`] (what a remote client may see), [`state_change`] (the POST
+//! gate), [`locate`]. Export planning ([`crate::export`]), lineage
+//! ([`crate::lineage`]) and the embedded files ([`crate::assets`]) live
+//! outside: the CLI and MCP use them too.
 
 pub mod assets;
 pub mod backend;
 pub mod conn;
 pub mod errors;
-pub mod export;
 pub mod exposure;
 pub mod headers;
 pub mod limits;
-pub mod lineage;
 pub mod locate;
 pub mod logging;
 pub mod login;
+#[cfg(any(test, feature = "test-support"))]
 pub mod mem;
 pub mod query;
 pub mod routes;
@@ -34,7 +35,9 @@ pub mod store_backend;
 pub use backend::{Backend, BackendError, IndexStatus, Phase};
 pub use conn::ConnLimits;
 pub use exposure::Exposure;
+#[cfg(any(test, feature = "test-support"))]
 pub use mem::MemBackend;
+pub use routes::AppState;
 pub use security::Security;
-pub use server::{router, AppState, ServeError, ServeOptions, Server};
+pub use server::{router, ServeError, ServeOptions, Server};
 pub use store_backend::StoreBackend;

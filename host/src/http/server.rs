@@ -4,7 +4,7 @@
 use super::backend::Backend;
 use super::conn::{self, ConnLimits};
 use super::errors::ApiError;
-use super::limits::{self, SearchSlots, Slots};
+use super::limits;
 use super::login::{Logins, RandomError};
 use super::query::QueryPairs;
 use super::security::{self, Guard, Security, SecurityError};
@@ -14,6 +14,7 @@ use axum::http::{StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{middleware, Router};
+use routes::AppState;
 use std::any::Any;
 use std::net::SocketAddr;
 use std::sync::mpsc;
@@ -26,41 +27,6 @@ use tower_http::compression::CompressionLayer;
 
 /// Threads for blocking store work (searches, session reads, exports).
 pub const MAX_BLOCKING_THREADS: usize = 8;
-
-/// Everything a handler needs.
-#[derive(Clone)]
-pub struct AppState {
-    /// The store and indexer.
-    pub backend: Arc<dyn Backend>,
-    /// Concurrent-search slots.
-    pub slots: SearchSlots,
-    /// Concurrent-export slots.
-    pub exports: Slots,
-    /// Concurrent-locate slots.
-    pub locates: Slots,
-    /// Login codes and the session cookie (servers with a token).
-    pub logins: Option<Arc<Logins>>,
-    /// A search first refreshes the index when the last sweep is older.
-    pub refresh_after: Duration,
-    /// Remote clients may download source files through export
-    /// (`--allow-remote-export`).
-    pub allow_remote_export: bool,
-}
-
-impl AppState {
-    /// State for `backend` with the default slots and no logins.
-    pub fn new(backend: Arc<dyn Backend>, refresh_after: Duration) -> AppState {
-        AppState {
-            backend,
-            slots: SearchSlots::default(),
-            exports: Slots::named(limits::MAX_CONCURRENT_EXPORTS, "exports"),
-            locates: Slots::named(limits::MAX_CONCURRENT_LOCATES, "locates"),
-            logins: None,
-            refresh_after,
-            allow_remote_export: false,
-        }
-    }
-}
 
 /// How to run a server.
 #[derive(Clone, Debug)]
@@ -360,15 +326,31 @@ impl Drop for Server {
     }
 }
 
-/// Backfill, then a sweep every `every` until `stop` fires or is dropped.
+/// How often the indexer loop looks at what other processes changed in the
+/// store (a `recall clear`, a `recall config set`).
+const FOLLOW_EVERY: Duration = Duration::from_secs(1);
+
+/// Backfill, then a sweep every `every` until `stop` fires or is dropped;
+/// in between, about once a second, follows changes other processes made
+/// to the store and sweeps at once when they call for it.
 fn indexer_loop(backend: &dyn Backend, every: Duration, stop: mpsc::Receiver<()>) {
+    backend.follow_store();
     loop {
         if let Err(e) = backend.sweep() {
             tracing::warn!(target: "recall::index", error = %e, "sweep failed");
         }
-        match stop.recv_timeout(every) {
-            Err(mpsc::RecvTimeoutError::Timeout) => continue,
-            _ => return,
+        let next = std::time::Instant::now() + every;
+        loop {
+            let wait = next
+                .saturating_duration_since(std::time::Instant::now())
+                .min(FOLLOW_EVERY);
+            match stop.recv_timeout(wait) {
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                _ => return,
+            }
+            if backend.follow_store() || std::time::Instant::now() >= next {
+                break;
+            }
         }
     }
 }

@@ -28,33 +28,45 @@ pub struct StoreBackend {
     /// Cleared through this server and not yet rebuilt: searches answer
     /// `building`, status says `indexing`.
     rebuilding: AtomicBool,
+    /// The store id this server's last successful sweep built (or its own
+    /// clear made): a store that needs a backfill under another id was
+    /// cleared by another process (`recall clear`).
+    seen_store_id: std::sync::Mutex<Option<String>>,
     demo: bool,
 }
 
 impl StoreBackend {
     /// Serves `catalog`'s store, kept current by `indexer` (`indexing` =
-    /// whether this server runs sweeps at all).
-    /// With `indexing`, the roots are watched for changes (see
-    /// [`Indexer::watch_sources`]).
+    /// whether this server runs sweeps at all). Starts nothing: the server
+    /// starts the roots watch with [`StoreBackend::watch_sources`].
     pub fn new(indexer: Arc<Indexer>, catalog: StoreCatalog, indexing: bool) -> StoreBackend {
-        if indexing {
-            indexer.watch_sources();
-            // A session an agent is writing is searched right after each
-            // refresh: hand its new shard to the arena instead of having the
-            // next search parse it back from disk.
-            let arena = catalog.arena().clone();
-            indexer.on_live_shard(crate::index::ShardHook::new(move |name, shard| {
-                arena.insert(name, shard)
-            }));
-        }
         StoreBackend {
             indexer,
             catalog,
             indexing,
             enabled: AtomicBool::new(true),
             rebuilding: AtomicBool::new(false),
+            seen_store_id: std::sync::Mutex::new(None),
             demo: false,
         }
+    }
+
+    /// With indexing: watches the roots for changes (see
+    /// [`Indexer::watch_sources`]) and hands each live shard a refresh
+    /// writes to the arena.
+    pub fn watch_sources(self) -> StoreBackend {
+        if self.indexing {
+            self.indexer.watch_sources();
+            // A session an agent is writing is searched right after each
+            // refresh: hand its new shard to the arena instead of having the
+            // next search parse it back from disk.
+            let arena = self.catalog.arena().clone();
+            self.indexer
+                .on_live_shard(crate::index::ShardHook::new(move |name, shard| {
+                    arena.insert(name, shard)
+                }));
+        }
+        self
     }
 
     /// Starts with the store policy's `enabled` (a disabled store is served
@@ -75,10 +87,32 @@ impl StoreBackend {
         self
     }
 
+    /// Puts a policy in force: `enabled` at once, `history_days` from the
+    /// next sweep.
+    fn apply_policy(&self, p: crate::store::policy::Policy) {
+        self.enabled.store(p.enabled, Ordering::Relaxed);
+        self.indexer.set_history_days(p.history_days);
+    }
+
+    /// After a sweep that succeeded: a backfilled store is no longer being
+    /// rebuilt, and its store id is one this server has built.
+    fn built(&self) {
+        if self.indexer.backfilled() {
+            self.rebuilding.store(false, Ordering::Relaxed);
+            if let Ok(m) = self.catalog.store().current() {
+                *lock(&self.seen_store_id) = Some(m.store_id.clone());
+            }
+        }
+    }
+
     /// The indexer.
     pub fn indexer(&self) -> &Arc<Indexer> {
         &self.indexer
     }
+}
+
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 fn err(e: StoreError) -> BackendError {
@@ -122,7 +156,9 @@ impl Backend for StoreBackend {
         let p = self.indexer.progress().snapshot();
         IndexStatus {
             enabled: self.sweeping(),
-            phase: if self.rebuilding.load(Ordering::Relaxed) && self.sweeping() {
+            // Cleared (here or by another process) or never backfilled: an
+            // index being built is not "current", even between sweeps.
+            phase: if self.sweeping() && self.building() {
                 crate::index::Phase::Indexing
             } else {
                 p.phase
@@ -132,6 +168,7 @@ impl Backend for StoreBackend {
             files_failed: p.files_failed,
             degraded_roots: p.degraded_roots,
             last_sweep_ms: p.last_sweep_ms.or_else(|| self.indexer.last_sweep_ms()),
+            last_reconcile_ms: p.last_reconcile_ms,
             failed_units: self.indexer.failed_units(),
             truncated_sessions: self.indexer.truncated_sessions(),
         }
@@ -148,7 +185,7 @@ impl Backend for StoreBackend {
     }
 
     fn window_days(&self) -> Option<u32> {
-        Some(self.indexer.options().retention_days).filter(|&d| d > 0)
+        Some(self.indexer.history_days()).filter(|&d| d > 0)
     }
 
     fn reconcile(&self) -> Result<(), BackendError> {
@@ -159,7 +196,7 @@ impl Backend for StoreBackend {
         // `sweep` waits for a sweep already running, then runs its own.
         let r = self.indexer.sweep();
         if r.is_ok() {
-            self.rebuilding.store(false, Ordering::Relaxed);
+            self.built();
         }
         r.map(|_| ()).map_err(|e| BackendError::new(e.to_string()))
     }
@@ -169,6 +206,7 @@ impl Backend for StoreBackend {
         // Until the rebuild (started by the route) finishes, an empty index
         // is not "current".
         self.rebuilding.store(self.sweeping(), Ordering::Relaxed);
+        *lock(&self.seen_store_id) = Some(m.store_id.clone());
         Ok(serde_json::json!({"store_id": m.store_id, "revision": m.revision}))
     }
 
@@ -176,6 +214,7 @@ impl Backend for StoreBackend {
         &self,
         enabled: Option<bool>,
         history_days: Option<u32>,
+        dry_run: bool,
     ) -> Result<serde_json::Value, BackendError> {
         use crate::store::policy;
         let store = self.catalog.store();
@@ -196,19 +235,55 @@ impl Backend for StoreBackend {
         if let Some(d) = history_days {
             p.history_days = d;
         }
-        policy::save(store.dir(), &p).map_err(msg)?;
-        self.enabled.store(p.enabled, Ordering::Relaxed);
-        // The running indexer keeps the history window it started with.
-        let restart = p.history_days != self.indexer.options().retention_days;
+        if !dry_run {
+            policy::save(store.dir(), &p).map_err(msg)?;
+            self.apply_policy(p);
+        }
         Ok(serde_json::json!({
             "policy": p,
             "retires": retires,
-            "restart_needed": restart,
+            "dry_run": dry_run,
         }))
+    }
+
+    fn policy(&self) -> Option<crate::store::policy::Policy> {
+        Some(crate::store::policy::Policy {
+            enabled: self.enabled.load(Ordering::Relaxed),
+            history_days: self.indexer.history_days(),
+        })
+    }
+
+    fn follow_store(&self) -> bool {
+        let mut sweep_now = false;
+        match crate::store::policy::load(self.catalog.store().dir()) {
+            Ok(p) => {
+                let before = self.policy();
+                self.apply_policy(p);
+                sweep_now |= before != self.policy() && self.sweeping();
+            }
+            // A damaged policy is never replaced by a guess: keep serving
+            // with the one in force.
+            Err(e) => tracing::warn!(target: "recall::index", error = %e, "policy unreadable"),
+        }
+        // Cleared by another process (`recall clear`): the store needs a
+        // backfill under a store id no sweep of this server has built.
+        if self.sweeping() && !self.indexer.backfilled() {
+            if let Ok(m) = self.catalog.store().current() {
+                if lock(&self.seen_store_id).as_deref() != Some(m.store_id.as_str()) {
+                    self.rebuilding.store(true, Ordering::Relaxed);
+                    sweep_now = true;
+                }
+            }
+        }
+        sweep_now
     }
 
     fn demo(&self) -> bool {
         self.demo
+    }
+
+    fn enabled(&self) -> bool {
+        self.sweeping()
     }
 
     fn building(&self) -> bool {
@@ -221,7 +296,12 @@ impl Backend for StoreBackend {
         }
         match self.indexer.tick(FULL_SWEEP_EVERY) {
             Some(Err(e)) => Err(BackendError::new(e.to_string())),
-            _ => Ok(()),
+            // A sweep ran (or none was due) over a backfilled store: any
+            // rebuild is over.
+            _ => {
+                self.built();
+                Ok(())
+            }
         }
     }
 

@@ -13,9 +13,12 @@ pub mod plan;
 pub mod progress;
 mod resume;
 mod sweep;
+pub mod verify;
 pub mod watch;
 
-pub use progress::{FailedUnit, IndexStatus, Phase, Progress, ProgressSnapshot};
+pub use progress::{
+    Availability, DegradedRoot, FailedUnit, IndexStatus, Phase, Progress, ProgressSnapshot,
+};
 pub use sweep::SweepReport;
 
 use crate::extract::{Roots, SessionSource};
@@ -162,6 +165,9 @@ pub struct Indexer {
     /// Wall ms when this process's last full sweep started.
     last_full_ms: AtomicI64,
     shard_hook: Mutex<Option<ShardHook>>,
+    /// The history window in days (starts as `opts.retention_days`; a
+    /// running server follows the store policy's changes).
+    history_days: std::sync::atomic::AtomicU32,
 }
 
 impl Indexer {
@@ -169,7 +175,6 @@ impl Indexer {
     pub fn new(store: Arc<Store>, opts: IndexOptions) -> Indexer {
         Indexer {
             store,
-            opts,
             progress: Arc::new(Progress::default()),
             sweeping: Mutex::new(()),
             last_gc_ms: AtomicI64::new(0),
@@ -177,6 +182,8 @@ impl Indexer {
             units: Mutex::new(HashMap::new()),
             last_full_ms: AtomicI64::new(0),
             shard_hook: Mutex::new(None),
+            history_days: std::sync::atomic::AtomicU32::new(opts.retention_days),
+            opts,
         }
     }
 
@@ -293,6 +300,26 @@ impl Indexer {
         &self.opts
     }
 
+    /// The history window the next sweep applies, in days (0 = keep all).
+    pub fn history_days(&self) -> u32 {
+        self.history_days.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Changes the history window of the next sweeps (the store policy was
+    /// changed while serving).
+    pub fn set_history_days(&self, days: u32) {
+        self.history_days
+            .store(days, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The retention horizon now, under the current history window.
+    pub fn horizon(&self) -> Option<i64> {
+        retention::horizon(
+            self.opts.now_ms.unwrap_or_else(crate::store::wall_ms),
+            self.history_days(),
+        )
+    }
+
     /// Live progress (shared; cheap to read).
     pub fn progress(&self) -> &Arc<Progress> {
         &self.progress
@@ -363,14 +390,7 @@ impl Indexer {
         let st = self.store.indexer_state()?;
         let units = crate::extract::discover(&self.opts.roots);
         let reparse = needs_reparse(&m);
-        Ok(plan::plan(
-            units,
-            &m,
-            &st,
-            reparse,
-            self.opts.horizon(),
-            false,
-        ))
+        Ok(plan::plan(units, &m, &st, reparse, self.horizon(), false))
     }
 }
 

@@ -317,11 +317,6 @@ pub fn expired(e: &ManifestEntry, horizon: Option<i64>) -> bool {
 }
 
 /// Roots that exist but cannot be listed.
-pub fn degraded_roots(roots: &crate::extract::Roots) -> Vec<String> {
-    roots
-        .all()
-        .into_iter()
-        .filter(|(_, p)| p.exists() && fs::read_dir(p).is_err())
-        .map(|(s, p)| format!("{s}: {}", p.display()))
-        .collect::<Vec<_>>()
+pub fn degraded_roots(roots: &crate::extract::Roots) -> Vec<super::progress::DegradedRoot> {
+    super::progress::DegradedRoot::all(roots)
 }

@@ -2,9 +2,117 @@
 //! bar and the HTTP status route. Counters are atomics: readers never block
 //! the sweep.
 
+use recall_core::model::Source;
 use serde::Serialize;
+use std::io;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
+
+/// Why a source root that exists could not be listed (a stable string in
+/// status: `not_a_directory`, `permission_denied`, `unreadable`). A root
+/// that does not exist is not degraded: that agent is simply not installed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RootProblem {
+    /// The path is a file (or something else that is not a directory).
+    NotADirectory,
+    /// The directory may not be listed by this user.
+    PermissionDenied,
+    /// Any other error listing it (the message says which).
+    Unreadable,
+}
+
+/// A root that exists but could not be listed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct DegradedRoot {
+    /// The agent whose root it is.
+    pub source: Source,
+    /// The root directory.
+    pub dir: String,
+    /// What is wrong, as a stable code.
+    pub reason: RootProblem,
+    /// The operating system's message.
+    pub message: String,
+}
+
+impl DegradedRoot {
+    /// The problem with `dir`, if it exists and cannot be listed.
+    pub fn check(source: Source, dir: &std::path::Path) -> Option<DegradedRoot> {
+        let meta = std::fs::metadata(dir).ok()?;
+        let (reason, message) = if !meta.is_dir() {
+            (RootProblem::NotADirectory, "not a directory".to_string())
+        } else {
+            let e = std::fs::read_dir(dir).err()?;
+            let reason = match e.kind() {
+                io::ErrorKind::PermissionDenied => RootProblem::PermissionDenied,
+                _ => RootProblem::Unreadable,
+            };
+            (reason, e.to_string())
+        };
+        Some(DegradedRoot {
+            source,
+            dir: dir.display().to_string(),
+            reason,
+            message,
+        })
+    }
+
+    /// The degraded roots among `roots`.
+    pub fn all(roots: &crate::extract::Roots) -> Vec<DegradedRoot> {
+        roots
+            .all()
+            .into_iter()
+            .filter_map(|(s, p)| DegradedRoot::check(s, p))
+            .collect()
+    }
+}
+
+/// Whether the index can answer as current, as a value (Orca's
+/// `{state: "unavailable", reason}`): `{state: "available"}`, or
+/// `{state: "unavailable", reason: "disabled" | "not-ready"}`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", rename_all = "lowercase")]
+pub enum Availability {
+    /// Indexing runs and the index has been built.
+    Available,
+    /// Answers come from the index as it is, or not at all yet.
+    Unavailable {
+        /// Why.
+        reason: Unavailable,
+    },
+}
+
+/// Why the index is unavailable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Unavailable {
+    /// The store policy disables indexing (the index stays readable).
+    Disabled,
+    /// The first backfill (or the rebuild after a clear) has not finished.
+    NotReady,
+}
+
+impl Availability {
+    /// Whether it is [`Availability::Available`].
+    pub fn is_available(&self) -> bool {
+        *self == Availability::Available
+    }
+
+    /// From whether indexing is enabled and whether the index is building.
+    pub fn of(enabled: bool, building: bool) -> Availability {
+        if !enabled {
+            Availability::Unavailable {
+                reason: Unavailable::Disabled,
+            }
+        } else if building {
+            Availability::Unavailable {
+                reason: Unavailable::NotReady,
+            }
+        } else {
+            Availability::Available
+        }
+    }
+}
 
 /// What the indexer is doing (the `/api/index/status` `phase`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -64,9 +172,13 @@ pub struct IndexStatus {
     /// Source files that could not be read in the last sweep.
     pub files_failed: u64,
     /// Roots that exist but could not be listed.
-    pub degraded_roots: Vec<String>,
+    pub degraded_roots: Vec<DegradedRoot>,
     /// Wall-clock epoch ms when the last sweep finished (`None` before the first).
     pub last_sweep_ms: Option<i64>,
+    /// Wall-clock epoch ms when the last successful sweep started: the index
+    /// holds every source change made before it (`None` until a sweep of
+    /// this process has finished).
+    pub last_reconcile_ms: Option<i64>,
     /// Units that could not be indexed (not a regular file, undecodable,
     /// abandoned after the unit deadline…), with the reason.
     #[serde(default)]
@@ -88,6 +200,7 @@ impl IndexStatus {
             files_failed: 0,
             degraded_roots: Vec::new(),
             last_sweep_ms: None,
+            last_reconcile_ms: None,
             failed_units: Vec::new(),
             truncated_sessions: Vec::new(),
         }
@@ -108,7 +221,9 @@ pub struct Progress {
     sessions_done: AtomicU64,
     files_indexed: AtomicU64,
     last_sweep_ms: AtomicI64,
-    degraded_roots: Mutex<Vec<String>>,
+    started_ms: AtomicI64,
+    last_reconcile_ms: AtomicI64,
+    degraded_roots: Mutex<Vec<DegradedRoot>>,
 }
 
 /// A consistent-enough copy of the counters, serializable for status routes.
@@ -133,9 +248,11 @@ pub struct ProgressSnapshot {
     /// Source files covered by the manifest after the last sweep.
     pub files_indexed: u64,
     /// Roots that exist but could not be listed.
-    pub degraded_roots: Vec<String>,
+    pub degraded_roots: Vec<DegradedRoot>,
     /// Wall-clock ms when the last sweep in this process finished.
     pub last_sweep_ms: Option<i64>,
+    /// Wall-clock ms when the last sweep that finished had started.
+    pub last_reconcile_ms: Option<i64>,
 }
 
 impl ProgressSnapshot {
@@ -158,8 +275,9 @@ impl Progress {
         backfill: bool,
         files_due: u64,
         bytes_due: u64,
-        degraded: Vec<String>,
+        degraded: Vec<DegradedRoot>,
     ) {
+        self.started_ms.store(crate::store::wall_ms(), Relaxed);
         self.backfill.store(backfill, Relaxed);
         self.files_due.store(files_due, Relaxed);
         self.bytes_due.store(bytes_due, Relaxed);
@@ -192,6 +310,8 @@ impl Progress {
     pub(crate) fn finish(&self, now_ms: i64, files_indexed: u64) {
         self.files_indexed.store(files_indexed, Relaxed);
         self.last_sweep_ms.store(now_ms, Relaxed);
+        self.last_reconcile_ms
+            .store(self.started_ms.load(Relaxed), Relaxed);
         self.ran.store(true, Relaxed);
         self.running.store(false, Relaxed);
     }
@@ -224,6 +344,7 @@ impl Progress {
             Phase::Current
         };
         let last = self.last_sweep_ms.load(Relaxed);
+        let reconciled = self.last_reconcile_ms.load(Relaxed);
         ProgressSnapshot {
             phase,
             backfill: self.backfill.load(Relaxed),
@@ -236,6 +357,7 @@ impl Progress {
             files_indexed: self.files_indexed.load(Relaxed),
             degraded_roots,
             last_sweep_ms: (last > 0).then_some(last),
+            last_reconcile_ms: (reconciled > 0).then_some(reconciled),
         }
     }
 }
@@ -259,5 +381,48 @@ mod tests {
         let s = p.snapshot();
         assert_eq!(s.phase, Phase::Current);
         assert_eq!(s.indexed_so_far(), 10);
+        let r = s.last_reconcile_ms.expect("reconciled");
+        assert!(r > 0 && r <= crate::store::wall_ms());
+    }
+
+    #[test]
+    fn a_sweep_that_fails_is_no_reconciliation() {
+        let p = Progress::default();
+        p.start(true, 1, 1, Vec::new());
+        p.abort();
+        assert_eq!(p.snapshot().last_reconcile_ms, None);
+    }
+
+    #[test]
+    fn roots_that_cannot_be_listed_say_why() {
+        let dir = std::env::temp_dir().join(format!("recall-roots-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("file");
+        std::fs::write(&file, b"x").unwrap();
+        assert_eq!(DegradedRoot::check(Source::Pi, &dir), None);
+        assert_eq!(DegradedRoot::check(Source::Pi, &dir.join("absent")), None);
+        let d = DegradedRoot::check(Source::Pi, &file).expect("degraded");
+        assert_eq!(d.reason, RootProblem::NotADirectory);
+        let v = serde_json::to_value(&d).unwrap();
+        assert_eq!(v["reason"], "not_a_directory");
+        assert_eq!(v["source"], "pi");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn unavailability_is_a_value() {
+        let v = |a: Availability| serde_json::to_value(a).unwrap();
+        assert_eq!(
+            v(Availability::of(true, false)),
+            serde_json::json!({"state": "available"})
+        );
+        assert_eq!(
+            v(Availability::of(false, false)),
+            serde_json::json!({"state": "unavailable", "reason": "disabled"})
+        );
+        assert_eq!(
+            v(Availability::of(true, true)),
+            serde_json::json!({"state": "unavailable", "reason": "not-ready"})
+        );
     }
 }

@@ -153,7 +153,7 @@ fn run_over(
     };
     report.units = units.len();
     let reparse = needs_reparse(&m);
-    let horizon = ix.opts.horizon();
+    let horizon = ix.horizon();
     let plan = plan::plan(units, &m, &st, reparse, horizon, focused);
     report.unchanged = plan.unchanged;
     ix.progress.start(

@@ -204,8 +204,8 @@ mod redact_tests {
         let all = manifest();
         let view = scope.view(all.clone(), SystemTime::now());
         assert_eq!(view.visible.sessions.len(), 2);
-        let mut anc = Value::Array(crate::http::lineage::ancestors(&all, "codex:mid"));
-        let mut desc = Value::Array(crate::http::lineage::descendants(&all, "codex:mid"));
+        let mut anc = Value::Array(crate::lineage::ancestors(&all, "codex:mid"));
+        let mut desc = Value::Array(crate::lineage::descendants(&all, "codex:mid"));
         view.redact(&mut anc);
         view.redact(&mut desc);
         assert_eq!(anc, json!([{"outside_scope": true}]));

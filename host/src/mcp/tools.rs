@@ -5,7 +5,7 @@
 
 use super::catalog::ReadOnlyCatalog;
 use super::scope::View;
-use crate::http::lineage;
+use crate::lineage;
 use crate::store::Store;
 use recall_core::model::{Locator, ManifestEntry};
 use recall_core::query::Request;

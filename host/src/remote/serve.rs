@@ -97,6 +97,32 @@ impl Backend for TeamBackend {
     fn demo(&self) -> bool {
         self.inner.demo()
     }
+    fn enabled(&self) -> bool {
+        self.inner.enabled()
+    }
+    fn reconcile(&self) -> Result<(), BackendError> {
+        self.inner.reconcile()
+    }
+    fn window_days(&self) -> Option<u32> {
+        self.inner.window_days()
+    }
+    fn clear(&self) -> Result<serde_json::Value, BackendError> {
+        self.inner.clear()
+    }
+    fn set_policy(
+        &self,
+        enabled: Option<bool>,
+        history_days: Option<u32>,
+        dry_run: bool,
+    ) -> Result<serde_json::Value, BackendError> {
+        self.inner.set_policy(enabled, history_days, dry_run)
+    }
+    fn policy(&self) -> Option<crate::store::policy::Policy> {
+        self.inner.policy()
+    }
+    fn follow_store(&self) -> bool {
+        self.inner.follow_store()
+    }
     fn reextract(
         &self,
         key: &str,

@@ -214,7 +214,7 @@ mod tests {
 
     #[test]
     fn renders_the_embedded_viewer_with_a_matching_policy() {
-        let page = render(&crate::http::assets::find, "UEFZTE9BRA==", "<b>t</b>").unwrap();
+        let page = render(&crate::assets::find, "UEFZTE9BRA==", "<b>t</b>").unwrap();
         // Every module the viewer imports is inlined, the engine's wasm glue included.
         for path in [
             "js/report.js",

@@ -235,7 +235,9 @@ pub fn normalize(v: &mut serde_json::Value, home: &Path) {
             for (k, x) in m.iter_mut() {
                 match k.as_str() {
                     "store_id" | "store" => *x = Value::String("<store_id>".into()),
-                    "took_ms" | "last_sweep_ms" | "exported_at_ms" => *x = Value::from(0),
+                    "took_ms" | "last_sweep_ms" | "last_reconcile_ms" | "exported_at_ms" => {
+                        *x = Value::from(0)
+                    }
                     "generation_file" => *x = Value::String("<generation>".into()),
                     "cursor" if x.is_string() => *x = Value::String("<cursor>".into()),
                     _ => normalize(x, Path::new(&home)),

@@ -5,8 +5,9 @@
 //! done). `policy` takes `enabled=true|false`
 //! and/or `history_days=N` in the query string and answers the policy now
 //! stored, how many indexed sessions the new window retires at the next sweep
-//! (`retires`), and whether the running indexer needs a restart to use the
-//! new window (`restart_needed`; `enabled` applies at once).
+//! (`retires`); both apply at once (a new window from the next sweep).
+//! `dry_run=true` changes nothing and answers the same fields: what the
+//! change would store and retire (the dashboard's preview).
 
 use super::{blocking, json_value, pairs, param, respond, QueryPairs};
 use crate::http::errors::ApiError;
@@ -56,12 +57,17 @@ async fn run_policy(st: AppState, q: Result<QueryPairs, ApiError>) -> Result<Res
                 .map_err(|_| ApiError::invalid("history_days must be a whole number of days"))
         })
         .transpose()?;
+    let dry_run = match param(&p, "dry_run").map(str::trim) {
+        None | Some("false") => false,
+        Some("true") => true,
+        Some(_) => return Err(ApiError::invalid("dry_run must be true or false")),
+    };
     if enabled.is_none() && days.is_none() {
         return Err(ApiError::invalid("give enabled and/or history_days"));
     }
     let backend = st.backend.clone();
     blocking(move || {
-        let mut v = backend.set_policy(enabled, days)?;
+        let mut v = backend.set_policy(enabled, days, dry_run)?;
         v["ok"] = true.into();
         Ok(json_value(&v))
     })

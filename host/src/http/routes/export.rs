@@ -2,8 +2,8 @@
 //! those of its descendants, streamed as it is written.
 
 use super::{blocking, respond, QueryPairs};
+use crate::export::{self, ExportError};
 use crate::http::errors::ApiError;
-use crate::http::export::{self, ExportError};
 use crate::http::{AppState, Exposure};
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, State};

@@ -1,5 +1,6 @@
 //! Route handlers, one module per route family, and what they share: the
-//! query-string reader, the blocking bridge and the JSON response builder.
+//! handlers' state ([`AppState`]), the query-string reader, the blocking
+//! bridge and the JSON response builder.
 
 pub mod admin;
 pub mod export;
@@ -8,8 +9,11 @@ pub mod search;
 pub mod session;
 pub mod sessions;
 pub mod shards;
+mod state;
 pub mod status;
 pub mod trace;
+
+pub use state::AppState;
 
 use super::errors::ApiError;
 pub use super::query::QueryPairs;

@@ -4,10 +4,25 @@
 use super::{blocking, json, pairs, param, respond, QueryPairs, NO_STORE};
 use crate::http::errors::ApiError;
 use crate::http::{AppState, Exposure};
+use crate::index::Availability;
 use axum::extract::State;
 use axum::response::Response;
 use recall_core::{search as core_search, Budgets, Request, SearchEnv};
 use std::time::{Duration, Instant};
+
+/// The core's response plus what only the host knows: whether the index
+/// answers as current (`availability`, a value, present only when
+/// unavailable: `{state: "unavailable", reason: "disabled" | "not-ready"}` —
+/// the answer still comes from the index as it is).
+#[derive(serde::Serialize)]
+struct Answer<'a> {
+    #[serde(flatten)]
+    response: &'a recall_core::Response,
+    /// Only when unavailable: an answer from a current index has the core's
+    /// bytes exactly (offline and reports give the same).
+    #[serde(skip_serializing_if = "Availability::is_available")]
+    availability: Availability,
+}
 
 /// How long `freshness=wait-until-current` waits for the index to catch up
 /// before searching anyway (with `truncated.freshness: true`).
@@ -89,7 +104,11 @@ async fn run(
             .sessions
             .iter_mut()
             .for_each(|s| exposure.search_session(s));
-        serde_json::to_string(&response).map_err(|e| ApiError::internal(e.to_string()))
+        let answer = Answer {
+            response: &response,
+            availability: Availability::of(backend.enabled(), env.building),
+        };
+        serde_json::to_string(&answer).map_err(|e| ApiError::internal(e.to_string()))
     })
     .await?;
     Ok(json(body, NO_STORE))

@@ -1,11 +1,15 @@
 //! `GET /api/index/status`: the indexer's phase and progress, with the
 //! manifest's revision, store id and per-source coverage, the agent
 //! directories looked in (`roots`, each with whether it exists) and whether
-//! this is the bundled demo (`demo`).
+//! this is the bundled demo (`demo`), the store policy in force (`policy`,
+//! null without a store); `availability` says as a value
+//! whether the index answers as current (`{state: "unavailable", reason:
+//! "disabled" | "not-ready"}` otherwise).
 
 use super::{blocking, json, respond, NO_STORE};
 use crate::http::errors::ApiError;
 use crate::http::{AppState, Exposure};
+use crate::index::Availability;
 use axum::extract::State;
 use axum::response::Response;
 use recall_core::search::coverage;
@@ -23,16 +27,19 @@ pub async fn status(State(st): State<AppState>, exposure: Exposure) -> Response 
                 .into_iter()
                 .map(|(source, dir)| exposure.root(source, &dir))
                 .collect();
+            let building = backend.building();
             let body = json!({
                 "ok": true,
                 "enabled": s.enabled,
+                "availability": Availability::of(s.enabled, building),
                 "phase": s.phase,
-                "building": backend.building(),
+                "building": building,
                 "files_indexed": s.files_indexed,
                 "files_due": s.files_due,
                 "files_failed": s.files_failed,
                 "degraded_roots": exposure.degraded_roots(s.degraded_roots),
                 "last_sweep_ms": s.last_sweep_ms,
+                "last_reconcile_ms": s.last_reconcile_ms,
                 "failed_units": s.failed_units,
                 "truncated_sessions": s.truncated_sessions,
                 "revision": manifest.revision,
@@ -41,6 +48,7 @@ pub async fn status(State(st): State<AppState>, exposure: Exposure) -> Response 
                 "coverage": coverage(&manifest),
                 "roots": roots,
                 "demo": backend.demo(),
+                "policy": backend.policy(),
             });
             Ok::<_, ApiError>(json(body.to_string(), NO_STORE))
         })

@@ -9,7 +9,7 @@
 //! path lies outside the source roots (a symlink planted in a session's
 //! folder): those are listed under `missing` with the reason.
 
-use super::lineage;
+use crate::lineage;
 use recall_core::model::Manifest;
 use serde_json::json;
 use std::fs::File;

@@ -1,0 +1,147 @@
+//! A running server follows what other processes do to its store: a
+//! `recall clear` gives the store a new id — the server sees it, answers
+//! `state: building` and status `indexing` while it rebuilds, and every old
+//! cursor gets 410 — and a `recall config set` applies without a restart.
+
+mod http_support;
+
+use http_support::{enc, get, TempDir, NOW};
+use recall_host::arena::Arena;
+use recall_host::catalog::StoreCatalog;
+use recall_host::extract::Roots;
+use recall_host::http::{ServeOptions, Server, StoreBackend};
+use recall_host::index::{IndexOptions, Indexer};
+use recall_host::store::Store;
+use serde_json::{json, Value};
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+fn recall(home: &Path, args: &[&str]) {
+    let out = Command::new(env!("CARGO_BIN_EXE_recall"))
+        .arg("--home")
+        .arg(home)
+        .args(args)
+        .env_remove("RECALL_HOME")
+        .output()
+        .expect("recall runs");
+    assert!(
+        out.status.success(),
+        "recall {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn wait_for(what: &str, mut ok: impl FnMut() -> Option<Value>) -> Value {
+    wait_for_in(what, Duration::from_secs(30), &mut ok)
+}
+
+fn wait_for_in(what: &str, within: Duration, ok: &mut dyn FnMut() -> Option<Value>) -> Value {
+    let deadline = Instant::now() + within;
+    loop {
+        if let Some(v) = ok() {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "never: {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_server_follows_a_clear_and_a_policy_change_made_by_another_process() {
+    let home = TempDir::new("follow");
+    recall_host::demo::write_at(&home.0, NOW).expect("demo home");
+    let store = Arc::new(
+        Store::open(&recall_host::store::store_dir(&home.0.join(".recall"))).expect("store"),
+    );
+    let mut opts = IndexOptions::new(Roots::resolve(&home.0, |_| None));
+    opts.retention_days = 0;
+    opts.now_ms = Some(NOW);
+    opts.workers = 1;
+    let indexer = Arc::new(Indexer::new(store.clone(), opts));
+    let catalog = StoreCatalog::new(store, Arc::new(Arena::new(64 << 20)));
+    let backend = Arc::new(StoreBackend::new(indexer, catalog, true).watch_sources());
+    // Only the follow loop can start a sweep after the backfill: the
+    // periodic sweep is an hour away.
+    let server = Server::start(
+        backend,
+        ServeOptions {
+            bind: "127.0.0.1:0".parse().expect("addr"),
+            index: true,
+            sweep_every: Duration::from_secs(3600),
+            ..ServeOptions::default()
+        },
+    )
+    .expect("server");
+    let addr = server.addr();
+    let status = || get(addr, "/api/index/status", &[]).json();
+    let first = wait_for("the backfill", || {
+        let st = status();
+        (st["phase"] == "current" && st["sessions"].as_u64() > Some(0)).then_some(st)
+    });
+    let all = first["sessions"].as_u64().expect("sessions");
+    let page = get(addr, "/api/sessions/message-search?q=the&limit=1", &[]).json();
+    let cursor = page["cursor"].as_str().expect("a cursor").to_string();
+
+    // Another process clears the store.
+    recall(&home.0, &["clear"]);
+    let mut saw_building = false;
+    let give_up = Instant::now() + Duration::from_secs(25);
+    wait_for("the rebuild", || {
+        let search = get(addr, "/api/sessions/message-search?q=the&limit=1", &[]).json();
+        let st = status();
+        let rebuilt = st["store_id"] != first["store_id"] && st["sessions"].as_u64() == Some(all);
+        if st["store_id"] != first["store_id"] && !rebuilt {
+            assert_eq!(
+                st["phase"], "indexing",
+                "an incomplete index is not current: {st}"
+            );
+        }
+        if search["state"] == "building" {
+            saw_building = true;
+        } else if search["revision"].as_u64() <= first["revision"].as_u64()
+            || st["store_id"] == first["store_id"]
+        {
+            // Not yet noticed, or answered from the old index.
+        } else {
+            assert!(
+                !search["sessions"].as_array().expect("sessions").is_empty(),
+                "a ready answer over a cleared index: {search}"
+            );
+        }
+        if Instant::now() > give_up {
+            panic!("never rebuilt: {st}");
+        }
+        (rebuilt && st["phase"] == "current").then_some(st)
+    });
+    assert!(
+        saw_building,
+        "no search said building while the store rebuilt"
+    );
+    let old = get(
+        addr,
+        &format!(
+            "/api/sessions/message-search?q=the&limit=1&cursor={}",
+            enc(&cursor)
+        ),
+        &[],
+    );
+    assert_eq!(old.status, 410, "{}", old.text());
+    assert_eq!(old.json()["error"], "cursor_expired");
+
+    // Another process changes the policy.
+    recall(&home.0, &["config", "set", "history-days", "7"]);
+    wait_for("the new window", || {
+        let st = status();
+        (st["policy"]["history_days"] == 7).then_some(st)
+    });
+    let a = get(addr, "/api/sessions/message-search?q=the", &[]).json();
+    assert_eq!(a["window_days"], 7, "{a}");
+    recall(&home.0, &["config", "set", "enabled", "false"]);
+    wait_for("indexing disabled", || {
+        let st = status();
+        (st["availability"] == json!({"state": "unavailable", "reason": "disabled"})).then_some(st)
+    });
+    server.stop();
+}
