@@ -341,3 +341,77 @@ fn a_partial_copy_never_takes_a_healthy_sessions_key() {
         e.records
     );
 }
+
+/// A root whose directory never answers (readdir/stat on a hung mount):
+/// the sweep ends within the root deadline, the other roots are indexed,
+/// the stalled root is degraded with a reason, and its sessions are not
+/// found gone (nobody looked at their sources).
+#[test]
+fn a_stalled_root_is_degraded_and_the_other_roots_are_indexed() {
+    use recall_host::index::{Indexer, RootHook};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let home = temp_dir("stallroot");
+    write_session(&home, 1, 3, 100);
+    let day = home.join(".codex/sessions/2025/12/28");
+    fs::create_dir_all(&day).unwrap();
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/shared/corpus/codex/real/sample_codex_session-simonw-0.77.0.jsonl");
+    let id = "019b64e5-57fa-7463-b644-fba7e456f905";
+    fs::copy(
+        &sample,
+        day.join(format!("rollout-2025-12-28T12-18-30-{id}.jsonl")),
+    )
+    .unwrap();
+    let codex_key = format!("codex:{id}");
+    let (store, opts) = indexer(&home);
+    // Healthy first: both roots indexed.
+    Indexer::new(store.clone(), opts.clone()).sweep().unwrap();
+    let m = store.current().unwrap();
+    assert!(m.sessions.contains_key(&codex_key) && m.sessions.contains_key(&session_key(1)));
+
+    // Now the Codex root hangs like a dead network mount, and a new Pi
+    // session appears.
+    write_session(&home, 2, 3, 100);
+    let release = Arc::new(AtomicBool::new(false));
+    let r = release.clone();
+    let mut opts = opts;
+    opts.root_fault = Some(RootHook::new(move |root| {
+        if root.ends_with(".codex") {
+            while !r.load(Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
+    }));
+    opts.root_deadline = Duration::from_millis(500);
+    let ix = Indexer::new(store.clone(), opts);
+    let t = Instant::now();
+    let report = ix.sweep().unwrap();
+    assert!(
+        t.elapsed() < Duration::from_secs(20),
+        "the sweep was not stalled"
+    );
+    assert_eq!(report.new_sessions, 1, "the Pi root is indexed: {report:?}");
+    assert_eq!(
+        report.gone, 0,
+        "the stalled root's session is not gone: {report:?}"
+    );
+    let named = report
+        .degraded_roots
+        .iter()
+        .any(|d| d.starts_with("codex: ") && d.contains("did not answer"));
+    assert!(named, "{:?}", report.degraded_roots);
+    assert!(ix.progress().snapshot().degraded_roots == report.degraded_roots);
+    let m = store.current().unwrap();
+    assert!(m.sessions.contains_key(&session_key(2)));
+    let e = &m.sessions[&codex_key];
+    assert!(!e.source_gone && e.meta.messages > 0, "{e:?}");
+    // `recall status`'s plan is bounded the same way.
+    let plan = ix.plan().unwrap();
+    assert!(plan.gone.is_empty() && !plan.degraded_roots.is_empty());
+    release.store(true, Ordering::SeqCst);
+    // Once it answers, the root is healthy again.
+    let again = ix.sweep().unwrap();
+    assert!(again.degraded_roots.is_empty(), "{again:?}");
+    assert_eq!(again.gone, 0);
+}

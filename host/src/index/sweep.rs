@@ -73,6 +73,9 @@ pub struct SweepReport {
     pub abandoned: usize,
     /// Corrupt manifests moved aside by this sweep.
     pub quarantined: Vec<String>,
+    /// Roots that could not be listed or did not answer within the root
+    /// deadline (their sessions were kept as they were).
+    pub degraded_roots: Vec<String>,
     /// Wall time.
     pub elapsed_ms: u64,
 }
@@ -119,11 +122,11 @@ pub(super) fn run(ix: &Indexer) -> Result<SweepReport, IndexError> {
     // Sessions whose generation file was damaged are extracted again.
     let _ = ix.store.queue_damaged();
     let watched = ix.sources_seen();
-    let units = extract::discover(&ix.opts.roots);
-    if watched {
-        ix.remember(&units);
+    let found = super::roots::discover(&ix.opts);
+    if watched && found.stalled.is_empty() {
+        ix.remember(&found.units);
     }
-    run_over(ix, units, false)
+    run_over(ix, found.units, Some((found.degraded, found.stalled)))
 }
 
 /// A focused sweep over `units` only (their files changed in place, and
@@ -133,14 +136,24 @@ pub(super) fn run_units(
     ix: &Indexer,
     units: Vec<SessionSource>,
 ) -> Result<SweepReport, IndexError> {
-    run_over(ix, units, true)
+    run_over(ix, units, None)
 }
 
+/// A sweep over `units`: `discovered` = they are a whole discovery, with
+/// its degraded and stalled roots; `None` = a focused sweep.
 fn run_over(
     ix: &Indexer,
     units: Vec<SessionSource>,
-    focused: bool,
+    discovered: Option<(Vec<String>, Vec<std::path::PathBuf>)>,
 ) -> Result<SweepReport, IndexError> {
+    let focused = discovered.is_none();
+    let (degraded, stalled) = discovered.unwrap_or_else(|| {
+        let roots = &ix.opts.roots;
+        (
+            super::roots::degraded(roots, ix.opts.root_deadline),
+            Vec::new(),
+        )
+    });
     let started = Instant::now();
     let watermark = wall_ms();
     let store = ix.store.as_ref();
@@ -154,13 +167,15 @@ fn run_over(
     report.units = units.len();
     let reparse = needs_reparse(&m);
     let horizon = ix.opts.horizon();
-    let plan = plan::plan(units, &m, &st, reparse, horizon, focused);
+    let mut plan = plan::plan(units, &m, &st, reparse, horizon, focused);
+    super::roots::spare_stalled(&mut plan, &m, &stalled);
     report.unchanged = plan.unchanged;
+    report.degraded_roots = degraded.clone();
     ix.progress.start(
         report.backfill,
         plan.files_due(),
         plan.bytes_due(),
-        plan::degraded_roots(&ix.opts.roots),
+        degraded,
     );
     let result = execute(ix, &m, &st, plan, watermark, reparse, horizon, &mut report);
     match result {
