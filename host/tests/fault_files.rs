@@ -415,3 +415,109 @@ fn a_stalled_root_is_degraded_and_the_other_roots_are_indexed() {
     assert!(again.degraded_roots.is_empty(), "{again:?}");
     assert_eq!(again.gone, 0);
 }
+
+/// FIFOs, and a file that never answers, as *secondary* files of units
+/// (Claude subagent logs and meta, Kimi's agent wire and state, Codex's and
+/// Kimi's `session_index.jsonl`, Intendant's meta and turn prints): the
+/// sweep never blocks, every unit keeps its main records, and each left-out
+/// file is named in the sweep report.
+#[test]
+fn irregular_or_stalled_secondary_files_are_skipped_and_named() {
+    use recall_host::extract::Roots;
+    use recall_host::index::{IndexOptions, Indexer, RootHook};
+    use recall_host::store::Store;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let home = temp_dir("secondary");
+    recall_host::demo::write_at(&home, 1_793_000_000_000).unwrap();
+    let home = fs::canonicalize(&home).unwrap();
+    let opts = || {
+        let mut o = IndexOptions::new(Roots::resolve(&home, |_| None));
+        o.retention_days = 0;
+        o.workers = 1;
+        o
+    };
+    let healthy = Arc::new(Store::open(&home.join("store-healthy")).unwrap());
+    Indexer::new(healthy.clone(), opts()).sweep().unwrap();
+    let before = healthy.current().unwrap();
+    assert!(before.sessions.len() >= 6, "{:?}", before.sessions.keys());
+
+    let find = |pred: &dyn Fn(&Path) -> bool| -> Vec<std::path::PathBuf> {
+        let mut out = Vec::new();
+        let mut stack = vec![home.clone()];
+        while let Some(d) = stack.pop() {
+            for e in fs::read_dir(&d).unwrap().flatten() {
+                let p = e.path();
+                if p.starts_with(home.join("store-healthy")) {
+                    continue;
+                }
+                if e.file_type().unwrap().is_dir() {
+                    stack.push(p);
+                } else if pred(&p) {
+                    out.push(p);
+                }
+            }
+        }
+        out
+    };
+    let name_is = |n: &'static str| move |p: &Path| p.file_name().is_some_and(|f| f == n);
+    let mut fifos = find(&name_is("session_index.jsonl"));
+    fifos.extend(find(&name_is("state.json")));
+    fifos.extend(find(&name_is("session_meta.json")));
+    fifos.extend(find(&|p: &Path| {
+        p.to_string_lossy().contains("/agents/agent-0/")
+    }));
+    fifos.extend(find(&|p: &Path| {
+        p.to_string_lossy().contains("/turns/turn_001")
+    }));
+    let stalled = find(&|p: &Path| {
+        p.to_string_lossy().contains("/subagents/") && p.extension().is_some_and(|e| e == "jsonl")
+    });
+    assert_eq!(fifos.len(), 6, "{fifos:?}");
+    assert_eq!(stalled.len(), 1, "{stalled:?}");
+    for f in &fifos {
+        fs::remove_file(f).unwrap();
+        mkfifo(f);
+    }
+    let release = Arc::new(AtomicBool::new(false));
+    let r = release.clone();
+    let hung = stalled[0].clone();
+    let mut o = opts();
+    o.file_fault = Some(RootHook::new(move |p| {
+        if p == hung {
+            while !r.load(Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
+    }));
+    o.unit_deadline = Duration::from_millis(500);
+    let store = Arc::new(Store::open(&home.join("store-hostile")).unwrap());
+    let t = Instant::now();
+    let report = Indexer::new(store.clone(), o).sweep().unwrap();
+    release.store(true, Ordering::SeqCst);
+    assert!(
+        t.elapsed() < Duration::from_secs(30),
+        "the sweep was not stalled"
+    );
+    assert!(report.failures.is_empty(), "{:?}", report.failures);
+    let after = store.current().unwrap();
+    for (key, e) in &before.sessions {
+        let now = after
+            .sessions
+            .get(key)
+            .unwrap_or_else(|| panic!("{key} lost: {report:?}"));
+        assert!(now.meta.messages > 0, "{key} kept its records");
+        assert_eq!(
+            now.files[0].path, e.files[0].path,
+            "{key} has its main file"
+        );
+    }
+    for f in fifos.iter().chain(&stalled) {
+        // Intendant names its turn prints relative to the session.
+        let name = f.file_name().unwrap().to_string_lossy();
+        let named = report.skipped_files.iter().any(|s| {
+            s.starts_with(&*f.to_string_lossy()) || (s.starts_with("sidecar") && s.contains(&*name))
+        });
+        assert!(named, "{f:?} named in {:#?}", report.skipped_files);
+    }
+}

@@ -68,6 +68,9 @@ pub struct IndexOptions {
     /// Fault injection for tests: called on a root's discovery thread
     /// before it is read. `None` in production.
     pub root_fault: Option<RootHook>,
+    /// Fault injection for tests: called with each source file's path
+    /// before its cursor is captured (e.g. to hang like a stalled file).
+    pub file_fault: Option<RootHook>,
 }
 
 /// Default [`IndexOptions::unit_deadline`].
@@ -112,6 +115,7 @@ impl IndexOptions {
             fault: None,
             root_deadline: ROOT_DEADLINE,
             root_fault: None,
+            file_fault: None,
         }
     }
 

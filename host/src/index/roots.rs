@@ -24,9 +24,13 @@ pub const ROOT_DEADLINE: Duration = Duration::from_secs(60);
 pub struct RootHook(Arc<dyn Fn(&Path) + Send + Sync>);
 
 impl RootHook {
-    /// A hook calling `f` with the root's path.
+    /// A hook calling `f` with the root's (or file's) path.
     pub fn new(f: impl Fn(&Path) + Send + Sync + 'static) -> RootHook {
         RootHook(Arc::new(f))
+    }
+
+    pub(crate) fn call(&self, path: &Path) {
+        (self.0)(path)
     }
 }
 
@@ -46,12 +50,32 @@ pub struct Discovery {
     pub degraded: Vec<String>,
     /// Roots that did not answer in time: what is under them is unknown.
     pub stalled: Vec<PathBuf>,
+    /// A root's index files (Codex's and Kimi's `session_index.jsonl`,
+    /// read at discovery for titles) that are not regular files: ignored,
+    /// and named (`path: reason`).
+    pub skipped_files: Vec<String>,
+}
+
+/// Files at the top of a root that discovery reads as context.
+const ROOT_INDEX_FILES: &[&str] = &["session_index.jsonl"];
+
+/// The root's index files that exist but are not regular files (a `stat`
+/// never blocks on a FIFO or a device; an `open` could).
+fn irregular_index_files(root: &Path) -> Vec<String> {
+    ROOT_INDEX_FILES
+        .iter()
+        .map(|n| root.join(n))
+        .filter_map(|p| {
+            let m = std::fs::metadata(&p).ok()?;
+            (!m.is_file()).then(|| format!("{}: not a regular file, ignored", p.display()))
+        })
+        .collect()
 }
 
 /// One root's answer.
 enum Answer {
-    /// Listed and walked.
-    Units(Vec<SessionSource>),
+    /// Listed and walked, with its irregular index files.
+    Units(Vec<SessionSource>, Vec<String>),
     /// Exists but cannot be listed.
     Unlistable,
 }
@@ -113,13 +137,19 @@ pub fn discover(opts: &IndexOptions) -> Discovery {
         if unlistable(root) {
             Answer::Unlistable
         } else {
-            Answer::Units(extract::discover(one))
+            let units = extract::discover(one);
+            let mut skipped = irregular_index_files(root);
+            skipped.extend(extract::common::take_irregular());
+            Answer::Units(units, skipped)
         }
     });
     let mut found = Discovery::default();
     for (source, path, answer) in answers {
         match answer {
-            Some(Answer::Units(u)) => found.units.extend(u),
+            Some(Answer::Units(u, skipped)) => {
+                found.units.extend(u);
+                found.skipped_files.extend(skipped);
+            }
             Some(Answer::Unlistable) => {
                 found.degraded.push(format!("{source}: {}", path.display()))
             }
