@@ -552,3 +552,53 @@ fn index_exits_3_while_a_unit_is_not_indexed() {
     fs::remove_file(&fifo).unwrap();
     run_ok(&home, &["index"], 0);
 }
+
+/// Issue #12 item 6 (second half), through a sweep: a resumed Claude copy
+/// caught mid-replay (its lines so far all carry the parent's session id)
+/// is newer than the parent, so a backfill reads it first; the parent's key
+/// still belongs to the parent's own file with all its messages.
+#[test]
+fn a_claude_copy_caught_mid_replay_never_takes_its_parents_key() {
+    use recall_host::index::Indexer;
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join(
+        "../tests/shared/corpus/claude-code/claude-code-viewer-1.0.98/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl",
+    );
+    let orig = "fe5e1c67-53e7-4862-81ae-d0e013e3270b";
+    let text = fs::read_to_string(&sample).unwrap();
+    let alone = temp_dir("replay-alone");
+    let project = |home: &Path| home.join(".claude/projects/-home-u-viewer");
+    fs::create_dir_all(project(&alone)).unwrap();
+    fs::write(project(&alone).join(format!("{orig}.jsonl")), &text).unwrap();
+    let (store, opts) = indexer(&alone);
+    Indexer::new(store.clone(), opts).sweep().unwrap();
+    let key = format!("claude-code:{orig}");
+    let healthy = store.current().unwrap().sessions[&key].meta.messages;
+    assert!(healthy > 10);
+
+    let home = temp_dir("replay");
+    fs::create_dir_all(project(&home)).unwrap();
+    let parent = project(&home).join(format!("{orig}.jsonl"));
+    fs::write(&parent, &text).unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    let half: String = text
+        .lines()
+        .take(text.lines().count() / 2)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let copy = project(&home).join("77777777-7777-4777-8777-777777777777.jsonl");
+    fs::write(&copy, half).unwrap();
+    let (store, opts) = indexer(&home);
+    Indexer::new(store.clone(), opts).sweep().unwrap();
+    let m = store.current().unwrap();
+    let e = &m.sessions[&key];
+    assert_eq!(
+        e.files[0].path,
+        parent.to_string_lossy(),
+        "owned by the parent's file"
+    );
+    assert_eq!(e.meta.messages, healthy, "with all its messages");
+    assert!(m
+        .sessions
+        .iter()
+        .all(|(k, e)| k == &key || e.files[0].path != parent.to_string_lossy()));
+}
