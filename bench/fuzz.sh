@@ -33,11 +33,13 @@ gen=""
 generated() {
   [ -n "$gen" ] && return 0
   gen=$(mktemp -d /tmp/recall-fuzz-seed.XXXXXX)
-  python3 "$root/tests/shared/corpus-gen/gen.py" --out "$gen" --seed 12 --sessions 24 --days 30 \
+  python3 "$root/tests/shared/corpus-gen/gen.py" --out "$gen/int" --seed 13 --sessions 16 \
+    --sources intendant >/dev/null 2>&1
+  python3 "$root/tests/shared/corpus-gen/gen.py" --out "$gen" --seed 12 --sessions 6 --days 30 \
     >/dev/null 2>&1 || return 0
   local recall=(cargo run -q --manifest-path "$root/Cargo.toml" -p recall-host --bin recall --)
   (cd "$root" && "${recall[@]}" --home "$gen/home" --retention-days 0 index >/dev/null 2>&1 &&
-    "${recall[@]}" --home "$gen/home" report --query tide -o "$gen/report.html" >/dev/null 2>&1) || true
+    "${recall[@]}" --home "$gen/home" report --query the -o "$gen/report.html" >/dev/null 2>&1) || true
 }
 trap '[ -n "$gen" ] && rm -rf "$gen"' EXIT
 
@@ -55,7 +57,7 @@ seed() {
     extract_dsh) src=dsh ;;
     extract_intendant)
       generated
-      find "$gen/home/.intendant" -name session.jsonl -size -256k 2>/dev/null | head -40 |
+      find "$gen/int/home/.intendant" -name session.jsonl -size -256k 2>/dev/null | head -40 |
         while read -r f; do cp "$f" "$dir/$(basename "$(dirname "$f")").jsonl"; done
       return 0 ;;
     segment | grams_sidecar | policy | indexer_state | manifest | report_payload)
@@ -68,12 +70,17 @@ seed() {
         indexer_state) find "$store" -name indexer.json -exec cp -t "$dir" {} + ;;
         manifest) find "$store" -maxdepth 1 -name 'manifest.json' -exec cp -t "$dir" {} + ;;
         report_payload)
-          [ -f "$gen/report.html" ] && python3 - "$gen/report.html" "$dir/report.b64" <<'PY'
-import re, sys
+          [ -f "$gen/report.html" ] && python3 - "$gen/report.html" "$dir" <<'PY'
+import base64, gzip, json, re, sys
 html = open(sys.argv[1], encoding="utf-8").read()
-m = re.search(r'<script type="application/x-recall-data">(.*?)</script>', html, re.S)
-if m:
-    open(sys.argv[2], "w").write(m.group(1))
+for text in re.findall(r'<script type="application/x-recall-data">(.*?)</script>', html, re.S):
+    try:
+        payload = json.loads(gzip.decompress(base64.b64decode(text.strip())))
+    except Exception:
+        continue  # the viewer's wasm, not the payload
+    open(sys.argv[2] + "/report.b64", "w").write(text.strip())
+    payload["generations"] = payload["generations"][:2]
+    open(sys.argv[2] + "/report-small.json", "w").write(json.dumps(payload))
 PY
           ;;
       esac 2>/dev/null
