@@ -7,8 +7,11 @@
 #
 # Needs a nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz`).
 # Corpora live in fuzz/corpus/<target> (not committed); the extractor targets
-# are seeded from the vendored real transcripts (tests/shared/corpus). A
-# crash leaves its input in fuzz/artifacts/<target>/ and fails the script.
+# are seeded from the vendored real transcripts (tests/shared/corpus), the
+# Intendant one and the store readers (segment, grams_sidecar, policy,
+# indexer_state, manifest, report_payload) from a home the vendored generator
+# writes and `recall` indexes once (under /tmp, removed at the end). A crash
+# leaves its input in fuzz/artifacts/<target>/ and fails the script.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=$PWD
@@ -20,25 +23,77 @@ cargo +nightly --version >/dev/null 2>&1 || { echo "fuzz.sh: no nightly toolchai
 cargo +nightly fuzz --version >/dev/null 2>&1 || { echo "fuzz.sh: cargo-fuzz is not installed" >&2; exit 2; }
 
 cd fuzz
-cargo +nightly fuzz build || exit 1
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || mapfile -t targets < <(cargo +nightly fuzz list)
+if [ ${#targets[@]} -gt 0 ]; then
+  # Only what is asked for (a sanitizer link per target is slow).
+  for t in "${targets[@]}"; do cargo +nightly fuzz build "$t" || exit 1; done
+else
+  cargo +nightly fuzz build || exit 1
+  mapfile -t targets < <(cargo +nightly fuzz list)
+fi
 
-# Seeds: real transcripts for each extractor target.
+# A generated home (Intendant included), indexed once by `recall` with a
+# policy and a report: the seeds of the store readers.
+gen=""
+generated() {
+  [ -n "$gen" ] && return 0
+  gen=$(mktemp -d /tmp/recall-fuzz-seed.XXXXXX)
+  python3 "$root/tests/shared/corpus-gen/gen.py" --out "$gen/int" --seed 13 --sessions 16 \
+    --sources intendant >/dev/null 2>&1
+  python3 "$root/tests/shared/corpus-gen/gen.py" --out "$gen" --seed 12 --sessions 6 --days 30 \
+    >/dev/null 2>&1 || return 0
+  local recall=(cargo run -q --manifest-path "$root/Cargo.toml" -p recall-host --bin recall --)
+  (cd "$root" && "${recall[@]}" --home "$gen/home" --retention-days 0 index >/dev/null 2>&1 &&
+    "${recall[@]}" --home "$gen/home" report --query the -o "$gen/report.html" >/dev/null 2>&1) || true
+}
+trap '[ -n "$gen" ] && rm -rf "$gen"' EXIT
+
+# Seeds: real transcripts for each extractor target, store files for the
+# store readers.
 seed() {
-  local target=$1 dir=corpus/$1 src
+  local target=$1 dir=corpus/$1 src store
   mkdir -p "$dir"
+  [ -n "$(ls -A "$dir")" ] && return 0
   case $target in
     extract_claude) src=claude-code ;;
     extract_codex) src=codex ;;
     extract_kimi) src=kimi ;;
     extract_pi) src=pi ;;
-    extract_intendant) src=dsh ;;
+    extract_dsh) src=dsh ;;
+    extract_intendant)
+      generated
+      find "$gen/int/home/.intendant" -name session.jsonl -size -256k 2>/dev/null | head -40 |
+        while read -r f; do cp "$f" "$dir/$(basename "$(dirname "$f")").jsonl"; done
+      return 0 ;;
+    segment | grams_sidecar | policy | indexer_state | manifest | report_payload)
+      generated
+      store=$gen/home/.recall/index/v1
+      case $target in
+        segment) find "$store" -path '*segments*' -type f ! -name '*.json' -size -4M -exec cp -t "$dir" {} + ;;
+        grams_sidecar) find "$store" -name '*.grams' -size -256k | head -40 | xargs -r cp -t "$dir" ;;
+        policy) find "$store" -name policy.json -exec cp -t "$dir" {} + ;;
+        indexer_state) find "$store" -name indexer.json -exec cp -t "$dir" {} + ;;
+        manifest) find "$store" -maxdepth 1 -name 'manifest.json' -exec cp -t "$dir" {} + ;;
+        report_payload)
+          [ -f "$gen/report.html" ] && python3 - "$gen/report.html" "$dir" <<'PY'
+import base64, gzip, json, re, sys
+html = open(sys.argv[1], encoding="utf-8").read()
+for text in re.findall(r'<script type="application/x-recall-data">(.*?)</script>', html, re.S):
+    try:
+        payload = json.loads(gzip.decompress(base64.b64decode(text.strip())))
+    except Exception:
+        continue  # the viewer's wasm, not the payload
+    open(sys.argv[2] + "/report.b64", "w").write(text.strip())
+    payload["generations"] = payload["generations"][:2]
+    open(sys.argv[2] + "/report-small.json", "w").write(json.dumps(payload))
+PY
+          ;;
+      esac 2>/dev/null
+      return 0 ;;
     *) return 0 ;;
   esac
-  [ -n "$(ls -A "$dir")" ] && return 0
-  find "$root/tests/shared/corpus/$src" -type f \( -name '*.jsonl' -o -name '*.zst' \) -size -256k \
-    -exec cp -t "$dir" {} + 2>/dev/null || true
+  find "$root/tests/shared/corpus/$src" -type f \( -name '*.jsonl' -o -name '*.zst' -o -name '*.zstd' \) \
+    -size -256k -exec cp -t "$dir" {} + 2>/dev/null || true
 }
 
 mkdir -p "$(dirname "$report")"

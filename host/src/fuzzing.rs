@@ -12,15 +12,27 @@
 //!   the decoders of what clients send.
 //! - [`wasm_abi`]: what the browser (and the report viewer) hand the core:
 //!   generation bytes, manifest bytes, a request.
+//! - [`segment`]: index segment bytes opened as the store opens them, then
+//!   searched over the demo's indexed sessions; [`grams_sidecar`]: a
+//!   `.grams` file as the store reads it.
+//! - [`report_payload`]: a report's payload decoded as the viewer decodes
+//!   it and handed to the core.
+//! - [`policy`], [`indexer_state`]: `policy.json` and `indexer.json`.
 
 use crate::extract::{self, resume, Roots, SessionSource};
 use crate::http::routes::sessions;
 use crate::http::{locate, query};
-use crate::store::{checkpoints, manifest as store_manifest};
-use recall_core::model::Source;
+use crate::index::{IndexOptions, Indexer};
+use crate::store::{checkpoints, generations, manifest as store_manifest, Store};
+use crate::store::{policy as store_policy, state as store_state};
+use recall_core::error::{CatalogError, LoadError};
+use recall_core::model::{Manifest, ManifestEntry, Source};
 use recall_core::naming::generation_file_name;
-use recall_core::{MemIndex, Request};
+use recall_core::search::{search_request, Budgets, Catalog, LoadedShard, SearchEnv};
+use recall_core::{MemIndex, PreparedShard, Request, Segment, SegmentSet, ShardGrams};
+use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// The demo home of this process and thread (fuzzers run one input at a
 /// time; the proptest equivalents run on several threads).
@@ -50,13 +62,27 @@ fn unit_of(source: Source) -> Option<SessionSource> {
 }
 
 /// Sources in the order [`extract`]'s selector byte picks them.
-pub const SOURCES: [Source; 5] = [
+pub const SOURCES: [Source; 6] = [
     Source::ClaudeCode,
     Source::Codex,
     Source::Kimi,
     Source::Pi,
     Source::Intendant,
+    Source::Dsh,
 ];
+
+/// The zstd frame magic (DSH sessions are `.jsonl.zstd`).
+const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
+
+/// What is written as the main file of `source`: a DSH session is a zstd
+/// frame, so bytes that are not one are compressed first (the fuzzer then
+/// reaches the parser, not only the decoder); a frame is written as it is.
+fn main_file_bytes(source: Source, bytes: &[u8]) -> Option<Vec<u8>> {
+    if source == Source::Dsh && !bytes.starts_with(&ZSTD_MAGIC) {
+        return zstd::bulk::compress(bytes, 1).ok();
+    }
+    Some(bytes.to_vec())
+}
 
 /// `bytes` as the main file of a `source` session, through discovery and
 /// extraction; a resumed extraction must equal the full one.
@@ -69,6 +95,9 @@ pub fn extract(source: Source, bytes: &[u8]) {
     };
     // A fresh original for every input: the previous one was overwritten.
     let original = std::fs::read(main).ok();
+    let Some(bytes) = main_file_bytes(source, bytes) else {
+        return;
+    };
     if std::fs::write(main, bytes).is_err() {
         return;
     }
@@ -203,4 +232,298 @@ pub fn wasm_abi(bytes: &[u8]) {
         "search_json answers JSON"
     );
     let _ = index.search_json(r#"{"q":"tide"}"#);
+}
+
+/// The demo home indexed into a store once per thread: its manifest and
+/// prepared shards, and the segment the store builds over them.
+struct Demo {
+    manifest: Arc<Manifest>,
+    shards: HashMap<String, Arc<PreparedShard>>,
+    bodies: Vec<(String, String)>,
+    segment: Vec<u8>,
+}
+
+fn demo() -> Arc<Demo> {
+    thread_local! {
+        static DEMO: Arc<Demo> = Arc::new(index_demo());
+    }
+    DEMO.with(Arc::clone)
+}
+
+fn index_demo() -> Demo {
+    let dir = home().with_extension("store");
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut shards = HashMap::new();
+    let mut bodies = Vec::new();
+    let mut manifest = Arc::new(Manifest::empty(String::new(), 0));
+    if let Ok(store) = Store::open(&dir).map(Arc::new) {
+        let mut opts = IndexOptions::new(Roots::resolve(&home(), |_| None));
+        opts.retention_days = 0;
+        opts.workers = 1;
+        let _ = Indexer::new(store.clone(), opts).sweep();
+        if let Ok(m) = store.current() {
+            for e in m.sessions.values() {
+                let Ok(bytes) = store.generation_bytes(&e.generation_file) else {
+                    continue;
+                };
+                if let Ok(p) = PreparedShard::from_bytes(&bytes) {
+                    shards.insert(e.generation_file.clone(), Arc::new(p));
+                }
+                if let Ok(body) = String::from_utf8(bytes) {
+                    bodies.push((e.generation_file.clone(), body));
+                }
+            }
+            manifest = m;
+        }
+    }
+    let mut names: Vec<&String> = shards.keys().collect();
+    names.sort();
+    let list: Vec<(&str, &PreparedShard)> = names
+        .iter()
+        .map(|n| (n.as_str(), shards[*n].as_ref()))
+        .collect();
+    let segment = recall_core::segment::build(&list);
+    Demo {
+        manifest,
+        shards,
+        bodies,
+        segment,
+    }
+}
+
+/// A valid segment over the demo's sessions (a seed for [`segment`]).
+pub fn demo_segment() -> Vec<u8> {
+    demo().segment.clone()
+}
+
+/// The demo's shards, manifest and (fuzzed) segments as the search reads
+/// them.
+struct FuzzCatalog {
+    demo: Arc<Demo>,
+    segments: Option<Arc<SegmentSet>>,
+}
+
+impl Catalog for FuzzCatalog {
+    fn current(&self) -> Result<Arc<Manifest>, CatalogError> {
+        Ok(self.demo.manifest.clone())
+    }
+    fn snapshot(&self, _store_id: &str, _revision: u64) -> Option<Arc<Manifest>> {
+        None
+    }
+    fn load(&self, _key: &str, e: &ManifestEntry, _tools: bool) -> Result<LoadedShard, LoadError> {
+        match self.demo.shards.get(&e.generation_file) {
+            Some(shard) => Ok(LoadedShard {
+                shard: shard.clone(),
+                fresh_bytes: 0,
+            }),
+            None => Err(LoadError::Missing {
+                name: e.generation_file.clone(),
+            }),
+        }
+    }
+    fn segments(&self) -> Option<Arc<SegmentSet>> {
+        self.segments.clone()
+    }
+}
+
+/// `bytes` with a valid checksum when they have a segment's magic, so the
+/// fuzzer reaches the tables behind it (a real torn file fails the check).
+fn with_segment_crc(bytes: &[u8]) -> Vec<u8> {
+    let mut v = bytes.to_vec();
+    if v.len() >= 16 && v.starts_with(b"RCSEG") {
+        let crc = crc32fast::hash(&v[16..]);
+        v[8..12].copy_from_slice(&crc.to_le_bytes());
+    }
+    v
+}
+
+/// Segment bytes opened as the store opens them; one that opens is searched
+/// over the demo's sessions: never a panic, and the authentic segment gives
+/// the same answer as no segment.
+pub fn segment(bytes: &[u8]) {
+    let demo = demo();
+    let search = |segments: Option<Arc<SegmentSet>>, q: &str| {
+        let catalog = FuzzCatalog {
+            demo: demo.clone(),
+            segments,
+        };
+        let env = SearchEnv {
+            catalog: &catalog,
+            clock: &|| 0,
+            budgets: Budgets::default(),
+            building: false,
+        };
+        let mut r = Request::new(q);
+        r.limit = Some("50".into());
+        search_request(&r, &env).map(|resp| serde_json::to_value(resp).ok())
+    };
+    for data in [bytes.to_vec(), with_segment_crc(bytes)] {
+        let authentic = data == demo.segment;
+        let Ok(seg) = Segment::open(data) else {
+            continue;
+        };
+        let set = Some(Arc::new(SegmentSet::new(vec![Arc::new(seg)])));
+        for q in ["tide", "table -render", "\"cargo build\"", "ti"] {
+            let with = search(set.clone(), q);
+            if authentic {
+                assert_eq!(with.ok(), search(None, q).ok(), "the segment changed {q:?}");
+            }
+        }
+    }
+}
+
+/// A `.grams` sidecar as the store reads it (bound to its generation by
+/// name, checksum and hash), then as the search uses it.
+pub fn grams_sidecar(bytes: &[u8]) {
+    let dir = home().with_extension("grams");
+    let _ = std::fs::create_dir_all(&dir);
+    let name = "0123456789abcdef.json";
+    let Some(path) = generations::grams_path(&dir, name) else {
+        return;
+    };
+    // As found, and with the header a sidecar of this generation would
+    // have (magic, checksum, its hash16), so the filters behind it are read.
+    let mut bound = b"RCG\x02\0\0\0\0".to_vec();
+    bound.extend_from_slice(b"0123456789abcdef");
+    bound.extend_from_slice(bytes);
+    let crc = crc32fast::hash(&bound[8..]);
+    bound[4..8].copy_from_slice(&crc.to_le_bytes());
+    for data in [bytes, &bound[..]] {
+        if std::fs::write(&path, data).is_err() {
+            return;
+        }
+        if let Some(filters) = generations::read_grams(&dir, name) {
+            if let Some(g) = ShardGrams::from_bytes(&filters) {
+                let terms: [&[u8]; 3] = [b"tide", b"cargo build", "数据库".as_bytes()];
+                for lanes in [(true, false), (false, true), (true, true)] {
+                    let _ = g.may_match(&terms, lanes.0, lanes.1);
+                    let _ = g.max_score(&terms[..1], lanes.0, lanes.1);
+                }
+            }
+        }
+    }
+}
+
+/// A report payload (`{"manifest", "generations", "query"}`, as base64 of
+/// gzip or as plain JSON) decoded as the viewer decodes it, then loaded
+/// into the core and searched.
+pub fn report_payload(bytes: &[u8]) {
+    use base64::Engine;
+    use std::io::Read;
+    let json = base64::engine::general_purpose::STANDARD
+        .decode(
+            bytes
+                .iter()
+                .filter(|b| !b.is_ascii_whitespace())
+                .copied()
+                .collect::<Vec<_>>(),
+        )
+        .ok()
+        .and_then(|z| {
+            let mut out = Vec::new();
+            flate2::read::GzDecoder::new(&z[..])
+                .take(16 << 20)
+                .read_to_end(&mut out)
+                .ok()
+                .map(|_| out)
+        })
+        .unwrap_or_else(|| bytes.to_vec());
+    let Ok(payload) = serde_json::from_slice::<serde_json::Value>(&json) else {
+        return;
+    };
+    let (Some(manifest), Some(generations)) = (
+        payload["manifest"].as_str(),
+        payload["generations"].as_array(),
+    ) else {
+        return;
+    };
+    let mut index = MemIndex::new();
+    for g in generations {
+        if let (Some(name), Some(body)) = (g[0].as_str(), g[1].as_str()) {
+            let _ = index.add_generation(name, body.as_bytes());
+        }
+    }
+    let _ = index.set_manifest(manifest.as_bytes());
+    let q = payload["query"].as_str().unwrap_or("tide");
+    let request = serde_json::json!({ "q": q }).to_string();
+    let mut requests = vec![r#"{"query":"sessions"}"#.to_string()];
+    for key in index.manifest().sessions.keys().take(3) {
+        requests.push(serde_json::json!({"query": "session", "key": key}).to_string());
+        requests.push(serde_json::json!({"query": "trace", "key": key}).to_string());
+    }
+    let answers = std::iter::once(index.search_json(&request))
+        .chain(requests.iter().map(|r| index.views_json(r)));
+    for out in answers {
+        assert!(
+            serde_json::from_str::<serde_json::Value>(&out).is_ok(),
+            "the core answers JSON"
+        );
+    }
+}
+
+/// A scratch store folder for one reader.
+fn scratch(tag: &str) -> PathBuf {
+    let dir = home().with_extension(tag);
+    let _ = std::fs::create_dir_all(&dir);
+    dir
+}
+
+/// `policy.json`: read, and a policy that reads saves and reads back equal.
+pub fn policy(bytes: &[u8]) {
+    let dir = scratch("policy");
+    if std::fs::write(dir.join(store_policy::POLICY), bytes).is_err() {
+        return;
+    }
+    if let Ok(p) = store_policy::load(&dir) {
+        if store_policy::save(&dir, &p).is_ok() {
+            assert_eq!(store_policy::load(&dir).ok(), Some(p), "policy round trip");
+        }
+    }
+}
+
+/// `indexer.json` (the ledger's base): read for its store (anything else is
+/// the default), and a change journaled on top of what it read reads back
+/// equal.
+pub fn indexer_state(bytes: &[u8]) {
+    let dir = scratch("state");
+    if std::fs::write(dir.join(store_state::STATE), bytes).is_err() {
+        return;
+    }
+    let id = serde_json::from_slice::<serde_json::Value>(bytes)
+        .ok()
+        .and_then(|v| v["store_id"].as_str().map(str::to_string))
+        .unwrap_or_else(|| "fuzz".to_string());
+    // Whatever the base holds, a change journaled on top of it reads back.
+    let before = store_state::read(&dir, &id);
+    let mut after = before.clone();
+    after.last_sweep_ms = after.last_sweep_ms.wrapping_add(1);
+    if store_state::write(&dir, &before, &after).is_ok() {
+        assert_eq!(
+            store_state::read(&dir, &id),
+            after,
+            "indexer state round trip"
+        );
+    }
+}
+
+/// Valid inputs of the targets whose inputs are built from the demo (the
+/// seeds of their stable proptest equivalents): `segment`,
+/// `report_payload`, `extract_dsh` (the demo session, decompressed).
+pub fn demo_seed(target: &str) -> Vec<u8> {
+    let demo = demo();
+    match target {
+        "segment" => demo.segment.clone(),
+        "report_payload" => serde_json::json!({
+            "manifest": serde_json::to_string(&*demo.manifest).unwrap_or_default(),
+            "generations": demo.bodies,
+            "query": "tide",
+        })
+        .to_string()
+        .into_bytes(),
+        "extract_dsh" => unit_of(Source::Dsh)
+            .and_then(|u| u.files.first().and_then(|f| std::fs::read(f).ok()))
+            .and_then(|z| zstd::stream::decode_all(&z[..]).ok())
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    }
 }

@@ -90,3 +90,56 @@ proptest! {
         fuzzing::wasm_abi(&b);
     }
 }
+
+/// A seed built from the demo home (`fuzzing::demo_seed`), kept for the
+/// process.
+fn demo_seed(target: &'static str) -> &'static [u8] {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static SEEDS: OnceLock<Mutex<HashMap<&'static str, &'static [u8]>>> = OnceLock::new();
+    let mut seeds = SEEDS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    seeds
+        .entry(target)
+        .or_insert_with(|| Box::leak(fuzzing::demo_seed(target).into_boxed_slice()))
+}
+
+const POLICY: &[u8] = b"{\"enabled\": true, \"history_days\": 30}\n";
+const INDEXER_STATE: &[u8] = br#"{"store_id":"fuzz","backfilled":true,"last_sweep_ms":1793000000000,"last_full_gc_ms":0,"skipped":{"/h/.codex/sessions/x.jsonl":{"reason":"failed","key":"codex:x","files":[{"path":"/h/.codex/sessions/x.jsonl","dev":1,"ino":2,"len":10,"mtime_ns":3,"offset":10,"head_sha":"00"}],"error":"truncated"}},"garbage":{"0123456789abcdef.json":1793000000000}}"#;
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn extract_dsh(b in mutated(demo_seed("extract_dsh"))) { fuzzing::extract(Source::Dsh, &b); }
+    #[test]
+    fn segment(b in mutated(demo_seed("segment"))) { fuzzing::segment(&b); }
+    #[test]
+    fn grams_sidecar(b in mutated(b"RCG\x02\0\0\0\x000123456789abcdef\x01\x02\x03")) { fuzzing::grams_sidecar(&b); }
+    #[test]
+    fn report_payload(b in mutated(demo_seed("report_payload"))) { fuzzing::report_payload(&b); }
+    #[test]
+    fn policy(b in mutated(POLICY)) { fuzzing::policy(&b); }
+    #[test]
+    fn indexer_state(b in mutated(INDEXER_STATE)) { fuzzing::indexer_state(&b); }
+}
+
+/// The seeds are what their targets parse (a seed that fails to parse
+/// would leave its equivalent fuzzing only the refusal path).
+#[test]
+fn the_demo_seeds_are_valid_inputs() {
+    assert!(recall_core::Segment::open(demo_seed("segment").to_vec()).is_ok());
+    let payload: serde_json::Value =
+        serde_json::from_slice(demo_seed("report_payload")).expect("payload JSON");
+    assert!(!payload["generations"]
+        .as_array()
+        .expect("generations")
+        .is_empty());
+    assert!(std::str::from_utf8(demo_seed("extract_dsh")).is_ok_and(|s| s.lines().count() > 3));
+    let state: recall_host::store::IndexerState =
+        serde_json::from_slice(INDEXER_STATE).expect("indexer state");
+    assert_eq!(state.skipped.len(), 1);
+    assert!(serde_json::from_slice::<recall_host::store::policy::Policy>(POLICY).is_ok());
+}

@@ -20,9 +20,17 @@ pub fn run(g: &Globals, a: IndexArgs) -> anyhow::Result<Found> {
             "recall: the manifest was corrupt; moved aside as {q} and rebuilt from the sources"
         );
     }
+    // Exit 3 when a unit of the store is not indexed (this sweep's
+    // failures and older ones whose files did not change) or a root could
+    // not be read: a script notices; everything else was indexed.
+    let found = if r.failures.is_empty() && r.degraded_roots.is_empty() {
+        Found::Yes
+    } else {
+        Found::Partial
+    };
     if a.json {
         outln!("{}", serde_json::to_string(&r)?)?;
-        return Ok(Found::Yes);
+        return Ok(found);
     }
     let secs = r.elapsed_ms as f64 / 1000.0;
     let mb = r.bytes_read as f64 / 1e6;
@@ -52,5 +60,12 @@ pub fn run(g: &Globals, a: IndexArgs) -> anyhow::Result<Found> {
         );
         outln!("not indexed: {path} ({reason})")?;
     }
-    Ok(Found::Yes)
+    for d in &r.degraded_roots {
+        let line = format!("{}: {}: {}", d.source, d.dir, d.message);
+        outln!("root not read: {}", super::render::sanitize(&line))?;
+    }
+    for s in &r.skipped_files {
+        outln!("left out: {}", super::render::sanitize(s))?;
+    }
+    Ok(found)
 }

@@ -129,6 +129,10 @@ pub enum Found {
     Yes,
     /// Nothing was found: exit 1.
     No,
+    /// The command did its work but some of it could not be done (`recall
+    /// index`: units not indexed, or a root that cannot be read, each named
+    /// in the report): exit 3, so a script notices.
+    Partial,
 }
 
 /// Runs the CLI and returns the process exit code.
@@ -148,6 +152,7 @@ pub fn main() -> ExitCode {
     match run(cli) {
         Ok(Found::Yes) => ExitCode::SUCCESS,
         Ok(Found::No) => ExitCode::from(1),
+        Ok(Found::Partial) => ExitCode::from(3),
         // The reader went away (`recall show … | head`): end quietly.
         Err(e) if out::is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {

@@ -56,7 +56,7 @@ pub fn run(g: &Globals, a: StatusArgs) -> anyhow::Result<Found> {
     let m = ctx.store.current()?;
     let st = ctx.store.indexer_state()?;
     let plan = ctx.indexer.plan()?;
-    let degraded_roots = crate::index::plan::degraded_roots(&ctx.indexer.options().roots);
+    let degraded_roots = plan.degraded_roots.clone();
     let names = generations::list(ctx.store.generations_dir())?;
     let generation_bytes = names
         .iter()

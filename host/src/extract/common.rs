@@ -425,3 +425,33 @@ mod tests {
         assert_eq!(title_from(" \n "), None);
     }
 }
+
+thread_local! {
+    /// Secondary files discovery left out on this thread (see
+    /// [`secondary_file`]), until [`take_irregular`].
+    static IRREGULAR: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Whether discovery includes `path` as a secondary file of a unit: a
+/// regular file (symlinks followed). One that exists but is not (a FIFO, a
+/// device, a socket: opening it could block) is left out and noted, so the
+/// sweep names it ([`take_irregular`]); a `stat` never blocks on them.
+pub fn secondary_file(path: &Path) -> bool {
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_file() => true,
+        Ok(_) => {
+            IRREGULAR.with(|v| {
+                v.borrow_mut()
+                    .push(format!("{}: not a regular file, left out", path.display()))
+            });
+            false
+        }
+        Err(_) => false,
+    }
+}
+
+/// The secondary files discovery left out on this thread since the last
+/// call (`path: reason`).
+pub fn take_irregular() -> Vec<String> {
+    IRREGULAR.with(|v| std::mem::take(&mut *v.borrow_mut()))
+}

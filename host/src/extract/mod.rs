@@ -91,6 +91,17 @@ impl Roots {
             .collect()
     }
 
+    /// Every configured root on its own: its source, path, and the roots
+    /// holding only it (what bounded discovery walks on a thread each).
+    pub fn each(&self) -> Vec<(Source, PathBuf, Roots)> {
+        self.configured()
+            .map(|(a, p)| {
+                let one = Roots(BTreeMap::from([(a.id.to_string(), p.to_path_buf())]));
+                (a.source, p.to_path_buf(), one)
+            })
+            .collect()
+    }
+
     /// Every configured root, with its source (for status and degraded-root reports).
     pub fn all(&self) -> Vec<(Source, &Path)> {
         self.configured().map(|(a, p)| (a.source, p)).collect()

@@ -12,6 +12,7 @@ pub mod cursor;
 pub mod plan;
 pub mod progress;
 mod resume;
+pub mod roots;
 mod sweep;
 pub mod verify;
 pub mod watch;
@@ -19,6 +20,7 @@ pub mod watch;
 pub use progress::{
     Availability, DegradedRoot, FailedUnit, IndexStatus, Phase, Progress, ProgressSnapshot,
 };
+pub use roots::{RootHook, ROOT_DEADLINE};
 pub use sweep::SweepReport;
 
 use crate::extract::{Roots, SessionSource};
@@ -62,6 +64,16 @@ pub struct IndexOptions {
     /// Fault injection for tests: called on the extraction thread before a
     /// unit is read (e.g. to stall like a hung mount). `None` in production.
     pub fault: Option<FaultHook>,
+    /// How long listing and walking one root may take (discovery, on a
+    /// thread per root): past it the root is degraded with a reason, its
+    /// sessions are kept as they are, and the other roots are indexed.
+    pub root_deadline: Duration,
+    /// Fault injection for tests: called on a root's discovery thread
+    /// before it is read. `None` in production.
+    pub root_fault: Option<RootHook>,
+    /// Fault injection for tests: called with each source file's path
+    /// before its cursor is captured (e.g. to hang like a stalled file).
+    pub file_fault: Option<RootHook>,
 }
 
 /// Default [`IndexOptions::unit_deadline`].
@@ -104,6 +116,9 @@ impl IndexOptions {
             workers: 0,
             unit_deadline: UNIT_DEADLINE,
             fault: None,
+            root_deadline: ROOT_DEADLINE,
+            root_fault: None,
+            file_fault: None,
         }
     }
 
@@ -388,9 +403,12 @@ impl Indexer {
     pub fn plan(&self) -> Result<plan::Plan, IndexError> {
         let m = self.store.current()?;
         let st = self.store.indexer_state()?;
-        let units = crate::extract::discover(&self.opts.roots);
+        let found = roots::discover(&self.opts);
         let reparse = needs_reparse(&m);
-        Ok(plan::plan(units, &m, &st, reparse, self.horizon(), false))
+        let mut plan = plan::plan(found.units, &m, &st, reparse, self.horizon(), false);
+        roots::spare_stalled(&mut plan, &m, &found.stalled);
+        plan.degraded_roots = found.degraded;
+        Ok(plan)
     }
 }
 

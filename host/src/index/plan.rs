@@ -65,6 +65,9 @@ pub struct Plan {
     pub forget: Vec<String>,
     /// Main paths of units that keep their session (claims on keys).
     pub claims: HashMap<String, String>,
+    /// Roots that cannot be listed or did not answer in time (filled by
+    /// the bounded discovery, [`super::roots`]).
+    pub degraded_roots: Vec<super::progress::DegradedRoot>,
 }
 
 impl Plan {
@@ -314,9 +317,4 @@ pub fn expired(e: &ManifestEntry, horizon: Option<i64>) -> bool {
         (Some(h), Some(n)) => n < h,
         _ => false,
     }
-}
-
-/// Roots that exist but cannot be listed.
-pub fn degraded_roots(roots: &crate::extract::Roots) -> Vec<super::progress::DegradedRoot> {
-    super::progress::DegradedRoot::all(roots)
 }

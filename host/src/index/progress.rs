@@ -9,7 +9,8 @@ use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
 
 /// Why a source root that exists could not be listed (a stable string in
-/// status: `not_a_directory`, `permission_denied`, `unreadable`). A root
+/// status: `not_a_directory`, `permission_denied`, `unreadable`,
+/// `not_answering`). A root
 /// that does not exist is not degraded: that agent is simply not installed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -20,6 +21,26 @@ pub enum RootProblem {
     PermissionDenied,
     /// Any other error listing it (the message says which).
     Unreadable,
+    /// Listing it did not answer within the root deadline (a hung mount?):
+    /// what is under it is unknown, so nothing of it is marked gone.
+    NotAnswering,
+}
+
+impl RootProblem {
+    /// What keeps `dir` from being listed, if it exists and cannot be (a
+    /// missing root is an agent not installed, not a problem).
+    pub fn of(dir: &std::path::Path) -> Option<(RootProblem, String)> {
+        let meta = std::fs::metadata(dir).ok()?;
+        if !meta.is_dir() {
+            return Some((RootProblem::NotADirectory, "not a directory".to_string()));
+        }
+        let e = std::fs::read_dir(dir).err()?;
+        let reason = match e.kind() {
+            io::ErrorKind::PermissionDenied => RootProblem::PermissionDenied,
+            _ => RootProblem::Unreadable,
+        };
+        Some((reason, e.to_string()))
+    }
 }
 
 /// A root that exists but could not be listed.
@@ -38,23 +59,23 @@ pub struct DegradedRoot {
 impl DegradedRoot {
     /// The problem with `dir`, if it exists and cannot be listed.
     pub fn check(source: Source, dir: &std::path::Path) -> Option<DegradedRoot> {
-        let meta = std::fs::metadata(dir).ok()?;
-        let (reason, message) = if !meta.is_dir() {
-            (RootProblem::NotADirectory, "not a directory".to_string())
-        } else {
-            let e = std::fs::read_dir(dir).err()?;
-            let reason = match e.kind() {
-                io::ErrorKind::PermissionDenied => RootProblem::PermissionDenied,
-                _ => RootProblem::Unreadable,
-            };
-            (reason, e.to_string())
-        };
-        Some(DegradedRoot {
+        let (reason, message) = RootProblem::of(dir)?;
+        Some(DegradedRoot::new(source, dir, reason, message))
+    }
+
+    /// A degraded root from its parts.
+    pub fn new(
+        source: Source,
+        dir: &std::path::Path,
+        reason: RootProblem,
+        message: String,
+    ) -> DegradedRoot {
+        DegradedRoot {
             source,
             dir: dir.display().to_string(),
             reason,
             message,
-        })
+        }
     }
 
     /// The degraded roots among `roots`.

@@ -73,6 +73,13 @@ pub struct SweepReport {
     pub abandoned: usize,
     /// Corrupt manifests moved aside by this sweep.
     pub quarantined: Vec<String>,
+    /// Roots that could not be listed or did not answer within the root
+    /// deadline (their sessions were kept as they were).
+    pub degraded_roots: Vec<super::progress::DegradedRoot>,
+    /// Secondary files of indexed units left out because they are not
+    /// regular files, could not be read or did not answer (`path: reason`;
+    /// the unit's other files are indexed).
+    pub skipped_files: Vec<String>,
     /// Wall time.
     pub elapsed_ms: u64,
 }
@@ -85,6 +92,8 @@ struct Processed {
     done: Done,
     bytes_read: u64,
     resumed: bool,
+    /// Secondary files left out (`path: reason`).
+    skipped_files: Vec<String>,
 }
 
 /// What came of one unit.
@@ -119,11 +128,12 @@ pub(super) fn run(ix: &Indexer) -> Result<SweepReport, IndexError> {
     // Sessions whose generation file was damaged are extracted again.
     let _ = ix.store.queue_damaged();
     let watched = ix.sources_seen();
-    let units = extract::discover(&ix.opts.roots);
-    if watched {
-        ix.remember(&units);
+    let mut found = super::roots::discover(&ix.opts);
+    if watched && found.stalled.is_empty() {
+        ix.remember(&found.units);
     }
-    run_over(ix, units, false)
+    let units = std::mem::take(&mut found.units);
+    run_over(ix, units, Some(found))
 }
 
 /// A focused sweep over `units` only (their files changed in place, and
@@ -133,14 +143,22 @@ pub(super) fn run_units(
     ix: &Indexer,
     units: Vec<SessionSource>,
 ) -> Result<SweepReport, IndexError> {
-    run_over(ix, units, true)
+    run_over(ix, units, None)
 }
 
+/// A sweep over `units`: `discovered` = they are a whole discovery (the
+/// rest of it: degraded and stalled roots); `None` = a focused sweep.
 fn run_over(
     ix: &Indexer,
     units: Vec<SessionSource>,
-    focused: bool,
+    discovered: Option<super::roots::Discovery>,
 ) -> Result<SweepReport, IndexError> {
+    let focused = discovered.is_none();
+    let found = discovered.unwrap_or_else(|| super::roots::Discovery {
+        degraded: super::roots::degraded(&ix.opts.roots, ix.opts.root_deadline),
+        ..Default::default()
+    });
+    let (degraded, stalled) = (found.degraded, found.stalled);
     let started = Instant::now();
     let watermark = wall_ms();
     let store = ix.store.as_ref();
@@ -154,13 +172,16 @@ fn run_over(
     report.units = units.len();
     let reparse = needs_reparse(&m);
     let horizon = ix.horizon();
-    let plan = plan::plan(units, &m, &st, reparse, horizon, focused);
+    let mut plan = plan::plan(units, &m, &st, reparse, horizon, focused);
+    super::roots::spare_stalled(&mut plan, &m, &stalled);
     report.unchanged = plan.unchanged;
+    report.degraded_roots = degraded.clone();
+    report.skipped_files = found.skipped_files;
     ix.progress.start(
         report.backfill,
         plan.files_due(),
         plan.bytes_due(),
-        plan::degraded_roots(&ix.opts.roots),
+        degraded,
     );
     let result = execute(ix, &m, &st, plan, watermark, reparse, horizon, &mut report);
     match result {
@@ -206,6 +227,7 @@ fn execute(
         hook: ix.shard_hook(),
         deadline: ix.opts.unit_deadline,
         fault: ix.opts.fault.clone(),
+        file_fault: ix.opts.file_fault.clone(),
     };
     let mut failure: Option<IndexError> = None;
 
@@ -241,6 +263,7 @@ fn execute(
             report.files_read += w.src.files.len() as u64;
             report.bytes_read += p.bytes_read;
             report.resumed += usize::from(p.resumed);
+            report.skipped_files.extend(p.skipped_files);
             if failure.is_some() {
                 continue;
             }
@@ -483,6 +506,8 @@ struct Units<'a> {
     deadline: Duration,
     /// Tests' fault injection.
     fault: Option<super::FaultHook>,
+    /// Tests' fault injection before a file's cursor is captured.
+    file_fault: Option<super::RootHook>,
 }
 
 impl Units<'_> {
@@ -507,24 +532,34 @@ impl Units<'_> {
             },
             bytes_read: 0,
             resumed: false,
+            skipped_files: Vec::new(),
         };
         let generation = match w.kind {
             Kind::Rewritten => w.old_generation.saturating_add(1),
             _ => w.old_generation,
         };
         let mut files = Vec::with_capacity(w.src.files.len());
+        let mut skipped_files = Vec::new();
         let mut src = w.src.clone();
         src.files.clear();
         for f in &w.src.files {
-            match capture(f, generation) {
+            match self.capture_bounded(f, generation) {
                 Ok(c) => {
                     files.push(c);
                     src.files.push(f.clone());
                 }
                 // A secondary file that vanished since discovery is simply
-                // not part of the session any more; a vanished main file
-                // fails.
-                Err(_) if !files.is_empty() => {}
+                // not part of the session any more; one that is not a
+                // regular file or does not answer is left out and named;
+                // a main file that cannot be read fails the unit.
+                Err(e) if !files.is_empty() => {
+                    if e.kind() != std::io::ErrorKind::NotFound {
+                        skipped_files.push(format!("{}: {e}", f.display()));
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
+                    return failed(format!("cannot read {}: {e}", f.display()), Vec::new());
+                }
                 Err(e) => {
                     let stat = w
                         .src
@@ -557,6 +592,13 @@ impl Units<'_> {
             _ if had_from || w.kind == Kind::Rewritten => resume::forget(store, &w.src.unit),
             _ => {}
         }
+        if let Some(x) = &r.extracted {
+            for u in &x.diagnostics.unreadable {
+                if !skipped_files.iter().any(|s| s == u) {
+                    skipped_files.push(u.clone());
+                }
+            }
+        }
         let done = match r.extracted {
             None => Done::Empty { main, files },
             Some(x) => match self.write_shard(w, x, generation, files.clone(), seg) {
@@ -577,6 +619,36 @@ impl Units<'_> {
             done,
             bytes_read: r.bytes_read,
             resumed: r.resumed,
+            skipped_files,
+        }
+    }
+
+    /// A file's cursor, captured on a thread of its own within the unit
+    /// deadline: a file that does not answer (a stalled `open` or read on a
+    /// hung mount) is a `TimedOut` error, its thread left behind.
+    fn capture_bounded(&self, f: &std::path::Path, generation: u32) -> std::io::Result<FileCursor> {
+        let (tx, rx) = mpsc::sync_channel(1);
+        let (path, fault) = (f.to_path_buf(), self.file_fault.clone());
+        std::thread::Builder::new()
+            .name("recall-capture".into())
+            .spawn(move || {
+                if let Some(h) = &fault {
+                    h.call(&path);
+                }
+                let _ = tx.send(capture(&path, generation));
+            })?;
+        match rx.recv_timeout(self.deadline) {
+            Ok(r) => r,
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                Err(std::io::Error::other("the cursor capture panicked"))
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!(
+                    "did not answer within {} s (a stalled file?)",
+                    self.deadline.as_secs_f64()
+                ),
+            )),
         }
     }
 

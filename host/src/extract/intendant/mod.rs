@@ -47,7 +47,7 @@ pub fn discover(root: &Path) -> Vec<SessionSource> {
             }
             let mut files = vec![log];
             let meta = dir.join("session_meta.json");
-            if meta.is_file() {
+            if super::common::secondary_file(&meta) {
                 files.push(meta);
             }
             Some(SessionSource {

@@ -36,12 +36,12 @@ pub fn discover_code(root: &Path) -> Vec<SessionSource> {
             let sid = file_name(&dir);
             let mut files = vec![main];
             let state = dir.join("state.json");
-            if state.is_file() {
+            if super::common::secondary_file(&state) {
                 files.push(state);
             }
             for agent in natural(sorted_dirs(&dir.join("agents"))) {
                 let wire = agent.join("wire.jsonl");
-                if file_name(&agent) != "main" && wire.is_file() {
+                if file_name(&agent) != "main" && super::common::secondary_file(&wire) {
                     files.push(wire);
                 }
             }
@@ -73,12 +73,12 @@ pub fn discover_legacy(root: &Path) -> Vec<SessionSource> {
             }
             let mut files = vec![main];
             let state = dir.join("state.json");
-            if state.is_file() {
+            if super::common::secondary_file(&state) {
                 files.push(state);
             }
             for sub in natural(sorted_dirs(&dir.join("subagents"))) {
                 let wire = sub.join("wire.jsonl");
-                if wire.is_file() {
+                if super::common::secondary_file(&wire) {
                     files.push(wire);
                 }
             }
