@@ -9,7 +9,7 @@
 # Corpora live in fuzz/corpus/<target> (not committed); the extractor targets
 # are seeded from the vendored real transcripts (tests/shared/corpus), the
 # Intendant one and the store readers (segment, grams_sidecar, policy,
-# indexer_state, manifest, report_payload) from a home the vendored generator
+# indexer_state, ledger, catalog, meta, manifest, report_payload) from a home the vendored generator
 # writes and `recall` indexes once (under /tmp, removed at the end). A crash
 # leaves its input in fuzz/artifacts/<target>/ and fails the script.
 set -uo pipefail
@@ -65,7 +65,7 @@ seed() {
       find "$gen/int/home/.intendant" -name session.jsonl -size -256k 2>/dev/null | head -40 |
         while read -r f; do cp "$f" "$dir/$(basename "$(dirname "$f")").jsonl"; done
       return 0 ;;
-    segment | grams_sidecar | policy | indexer_state | manifest | report_payload)
+    segment | grams_sidecar | policy | indexer_state | manifest | report_payload | catalog | meta | ledger)
       generated
       store=$gen/home/.recall/index/v1
       case $target in
@@ -73,6 +73,9 @@ seed() {
         grams_sidecar) find "$store" -name '*.grams' -size -256k | head -40 | xargs -r cp -t "$dir" ;;
         policy) find "$store" -name policy.json -exec cp -t "$dir" {} + ;;
         indexer_state) find "$store" -name indexer.json -exec cp -t "$dir" {} + ;;
+        catalog) find "$store" -maxdepth 1 -name 'catalog.json' -exec cp -t "$dir" {} + ;;
+        meta) find "$store" -path '*metas*' -name '*.meta' -size -4M | head -40 | xargs -r cp -t "$dir" ;;
+        ledger) find "$store" -maxdepth 1 -name 'ledger.jsonl' -exec cp -t "$dir" {} + ;;
         manifest) find "$store" -maxdepth 1 -name 'manifest.json' -exec cp -t "$dir" {} + ;;
         report_payload)
           [ -f "$gen/report.html" ] && python3 - "$gen/report.html" "$dir" <<'PY'

@@ -17,7 +17,8 @@
 //!   `.grams` file as the store reads it.
 //! - [`report_payload`]: a report's payload decoded as the viewer decodes
 //!   it and handed to the core.
-//! - [`policy`], [`indexer_state`]: `policy.json` and `indexer.json`.
+//! - [`policy`], [`indexer_state`], [`ledger`]: `policy.json`, `indexer.json`
+//!   and the ledger's journal `ledger.jsonl`.
 
 use crate::extract::{self, resume, Roots, SessionSource};
 use crate::http::routes::sessions;
@@ -486,6 +487,7 @@ pub fn policy(bytes: &[u8]) {
 /// equal.
 pub fn indexer_state(bytes: &[u8]) {
     let dir = scratch("state");
+    let _ = std::fs::remove_file(dir.join(store_state::JOURNAL));
     if std::fs::write(dir.join(store_state::STATE), bytes).is_err() {
         return;
     }
@@ -504,6 +506,23 @@ pub fn indexer_state(bytes: &[u8]) {
             "indexer state round trip"
         );
     }
+}
+
+/// `ledger.jsonl` (the ledger's journal over an empty base): whatever it
+/// holds reads without a panic, and a change written on top of what it read
+/// is stored or refused with an error, never a panic.
+pub fn ledger(bytes: &[u8]) {
+    let dir = scratch("ledger");
+    let _ = std::fs::remove_file(dir.join(store_state::STATE));
+    if std::fs::write(dir.join(store_state::JOURNAL), bytes).is_err() {
+        return;
+    }
+    let before = store_state::read(&dir, "fuzz");
+    let mut after = before.clone();
+    after.store_id = "fuzz".to_string();
+    after.last_sweep_ms = after.last_sweep_ms.wrapping_add(1);
+    let _ = store_state::write(&dir, &before, &after);
+    let _ = store_state::read(&dir, "fuzz");
 }
 
 /// Valid inputs of the targets whose inputs are built from the demo (the

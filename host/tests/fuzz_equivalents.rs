@@ -109,6 +109,11 @@ fn demo_seed(target: &'static str) -> &'static [u8] {
 const POLICY: &[u8] = b"{\"enabled\": true, \"history_days\": 30}\n";
 const INDEXER_STATE: &[u8] = br#"{"store_id":"fuzz","backfilled":true,"last_sweep_ms":1793000000000,"last_full_gc_ms":0,"skipped":{"/h/.codex/sessions/x.jsonl":{"reason":"failed","key":"codex:x","files":[{"path":"/h/.codex/sessions/x.jsonl","dev":1,"ino":2,"len":10,"mtime_ns":3,"offset":10,"head_sha":"00"}],"error":"truncated"}},"garbage":{"0123456789abcdef.json":1793000000000}}"#;
 
+/// Two journal lines over epoch 0 (a torn third line).
+const LEDGER: &[u8] = br#"{"epoch":0,"store_id":"fuzz","backfilled":true,"last_sweep_ms":1793000000000}
+{"epoch":0,"store_id":"fuzz","skipped":[["/h/.codex/sessions/x.jsonl",null]],"garbage":[["0123456789abcdef.json",1793000000000]]}
+{"epoch":0,"sto"#;
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
@@ -124,6 +129,9 @@ proptest! {
     fn policy(b in mutated(POLICY)) { fuzzing::policy(&b); }
     #[test]
     fn indexer_state(b in mutated(INDEXER_STATE)) { fuzzing::indexer_state(&b); }
+
+    #[test]
+    fn ledger(b in mutated(LEDGER)) { fuzzing::ledger(&b); }
 }
 
 /// The seeds are what their targets parse (a seed that fails to parse
