@@ -12,12 +12,13 @@
 //! one a full scan would give.
 
 use crate::collector::Collector;
+use crate::directory::Directory;
 use crate::error::{CatalogError, LoadError};
 use crate::grams::ShardGrams;
 use crate::matching::{match_session, Terms};
 use crate::model::{Manifest, ManifestEntry};
 use crate::page::{page, Outcome};
-use crate::plan::{candidates, snapshot, Candidate, Lanes};
+use crate::plan::{plan, snapshot, Bound, Lanes, Plan};
 use crate::prepared::PreparedShard;
 use crate::query::{Query, QueryError, Request};
 use crate::response::{PartialReason, Response};
@@ -83,6 +84,13 @@ pub trait Catalog {
     fn segments(&self) -> Option<Arc<SegmentSet>> {
         None
     }
+    /// The planning tables of `manifest` over `set` ([`Directory`]). The
+    /// default builds them per query; a long-lived catalog keeps them in a
+    /// [`crate::directory::DirectoryCache`] so a query costs what its
+    /// candidates cost.
+    fn directory(&self, manifest: &Arc<Manifest>, set: Option<Arc<SegmentSet>>) -> Arc<Directory> {
+        Arc::new(Directory::build(manifest.clone(), set))
+    }
 }
 
 /// Everything a search needs besides the query.
@@ -107,22 +115,21 @@ pub fn search_request(request: &Request, env: &SearchEnv<'_>) -> Result<Response
 pub fn search(query: &Query, env: &SearchEnv<'_>) -> Result<Response, QueryError> {
     let started = (env.clock)();
     let snap = snapshot(query, env.catalog)?;
-    let plan = candidates(query, &snap.manifest, env.catalog);
+    let dir = env
+        .catalog
+        .directory(&snap.manifest, env.catalog.segments());
+    let plan = plan(query, &dir, env.catalog);
     let terms = Terms::of(query);
     let mut collector = Collector::new(query.limit, query.sort, snap.after.clone());
     let stop = scan(&plan, query, &terms, env, started, &mut collector);
-    let stopped_before = match stop.partial {
-        Some(PartialReason::Budget) => plan.get(stop.scanned).map(|c| c.bound),
-        _ => None,
-    };
-    let found = collector.finish(stopped_before);
+    let found = collector.finish(stop.stopped_before);
     let outcome = Outcome {
         partial: stop.partial,
         building: env.building,
     };
     let mut response = page(
         &found,
-        &snap.manifest,
+        &dir,
         snap.after.as_ref(),
         query,
         &terms,
@@ -137,14 +144,15 @@ pub fn search(query: &Query, env: &SearchEnv<'_>) -> Result<Response, QueryError
 struct Stop {
     /// Why the answer is partial.
     partial: Option<PartialReason>,
-    /// Candidates visited (the next one is where a budget stop happened).
-    scanned: usize,
+    /// The scan stopped on the load budget before a candidate with this
+    /// bound.
+    stopped_before: Option<Bound>,
 }
 
 /// Loads and matches candidates in plan order until the collector's page is
 /// certain, the plan is exhausted, or a budget runs out.
 fn scan(
-    plan: &[Candidate<'_>],
+    plan: &Plan,
     query: &Query,
     terms: &Terms,
     env: &SearchEnv<'_>,
@@ -155,19 +163,20 @@ fn scan(
     let lanes = Lanes::of(query);
     let mut fresh: u64 = 0;
     let mut unreadable = false;
-    let mut scanned = 0;
-    for (i, c) in plan.iter().enumerate() {
+    for i in 0..plan.len() {
+        let Some(c) = plan.get(i, query) else {
+            continue;
+        };
         // Everything left is bounded by `c.bound`.
         if collector.page_is_certain(&c.bound) {
             break;
         }
         if (env.clock)().saturating_sub(started) > env.budgets.scan_ms {
-            return stop(Some(PartialReason::Timeout), scanned);
+            return stop(Some(PartialReason::Timeout), None);
         }
         if fresh >= env.budgets.fresh_bytes && collector.can_stop_before(&c.bound) {
-            return stop(Some(PartialReason::Budget), scanned);
+            return stop(Some(PartialReason::Budget), Some(c.bound));
         }
-        scanned = i + 1;
         if !c.indexed {
             if let Some(g) = env.catalog.grams(c.key, c.entry) {
                 if !g.may_match(&needles, lanes.conversation, lanes.tool) {
@@ -187,9 +196,12 @@ fn scan(
             collector.offer(f);
         }
     }
-    stop(unreadable.then_some(PartialReason::Unreadable), scanned)
+    stop(unreadable.then_some(PartialReason::Unreadable), None)
 }
 
-fn stop(partial: Option<PartialReason>, scanned: usize) -> Stop {
-    Stop { partial, scanned }
+fn stop(partial: Option<PartialReason>, stopped_before: Option<Bound>) -> Stop {
+    Stop {
+        partial,
+        stopped_before,
+    }
 }

@@ -608,6 +608,16 @@ impl Probe<'_> {
         self.lanes.iter().flatten().any(|l| l.contains(ord))
     }
 
+    /// The ordinals that may match, over the wanted lanes (`None` = every
+    /// ordinal: some wanted lane has no term long enough for a gram).
+    pub fn candidates(&self) -> Option<RoaringBitmap> {
+        let mut out = RoaringBitmap::new();
+        for l in self.lanes.iter().flatten() {
+            out |= l.candidates.as_ref()?;
+        }
+        Some(out)
+    }
+
     /// An upper bound on the relevance score of any record of the shard at
     /// `ord` in the wanted lanes; `None` = unbounded.
     pub fn score_bound(&self, ord: u32) -> Option<u64> {
@@ -699,6 +709,16 @@ mod tests {
         // Too short for a gram: everything is a candidate, unbounded.
         assert_eq!(probe(&["po"], CONV), (vec![0, 1], None));
         assert_eq!(probe(&["pool", "mig"], CONV).0, vec![1]);
+        // The candidate set agrees with `contains`, lane by lane.
+        let t: [&[u8]; 1] = [b"cargo"];
+        let ords = |lanes| {
+            seg.probe(&t, lanes)
+                .candidates()
+                .map(|c| c.iter().collect::<Vec<_>>())
+        };
+        assert_eq!(ords(CONV), Some(vec![]));
+        assert_eq!(ords(BOTH), Some(vec![0]));
+        assert_eq!(seg.probe(&[b"po"], CONV).candidates(), None);
         // Torn, flipped or foreign bytes are refused.
         assert_eq!(
             Segment::open(bytes[..bytes.len() - 1].to_vec()).unwrap_err(),

@@ -3,6 +3,7 @@
 
 use crate::arena::{Arena, ArenaError};
 use crate::store::{Store, StoreError};
+use recall_core::directory::{Directory, DirectoryCache};
 use recall_core::model::{Manifest, ManifestEntry};
 use recall_core::naming::generation_file_name;
 use recall_core::query::{Query, QueryError};
@@ -16,12 +17,18 @@ use std::time::Instant;
 pub struct StoreCatalog {
     store: Arc<Store>,
     arena: Arc<Arena>,
+    /// Planning tables of the snapshots searched last (shared by clones).
+    directories: Arc<DirectoryCache>,
 }
 
 impl StoreCatalog {
     /// A catalog over `store`, caching shards in `arena`.
     pub fn new(store: Arc<Store>, arena: Arc<Arena>) -> StoreCatalog {
-        StoreCatalog { store, arena }
+        StoreCatalog {
+            store,
+            arena,
+            directories: Arc::default(),
+        }
     }
 
     /// The store.
@@ -67,6 +74,10 @@ impl Catalog for StoreCatalog {
 
     fn segments(&self) -> Option<Arc<SegmentSet>> {
         self.store.live_segment_set()
+    }
+
+    fn directory(&self, manifest: &Arc<Manifest>, set: Option<Arc<SegmentSet>>) -> Arc<Directory> {
+        self.directories.get(manifest, set)
     }
 
     fn grams(&self, _key: &str, entry: &ManifestEntry) -> Option<Arc<ShardGrams>> {
