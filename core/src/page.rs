@@ -54,6 +54,7 @@ pub fn page(
         window_days: None,
         hosts: None,
         took_ms: 0,
+        debug: None,
     };
     let base = serde_json::to_string(&response).map_or(0, |s| s.len()) + 512;
     let mut size = base;

@@ -21,7 +21,7 @@ use crate::page::{page, Outcome};
 use crate::plan::{plan, snapshot, Bound, Lanes, Plan};
 use crate::prepared::PreparedShard;
 use crate::query::{Query, QueryError, Request};
-use crate::response::{PartialReason, Response};
+use crate::response::{DebugReport, PartialReason, PlannerReport, Response};
 use crate::segment::SegmentSet;
 use std::sync::Arc;
 
@@ -91,6 +91,11 @@ pub trait Catalog {
     fn directory(&self, manifest: &Arc<Manifest>, set: Option<Arc<SegmentSet>>) -> Arc<Directory> {
         Arc::new(Directory::build(manifest.clone(), set))
     }
+    /// A monotonic clock in microseconds for `debug`'s phase times (`None`:
+    /// the phases report 0). Read only when a query asks for `debug`.
+    fn clock_us(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// Everything a search needs besides the query.
@@ -114,15 +119,22 @@ pub fn search_request(request: &Request, env: &SearchEnv<'_>) -> Result<Response
 /// Runs a search: plan, scan, page.
 pub fn search(query: &Query, env: &SearchEnv<'_>) -> Result<Response, QueryError> {
     let started = (env.clock)();
+    let us = || match query.debug {
+        true => env.catalog.clock_us().unwrap_or(0),
+        false => 0,
+    };
+    let t0 = us();
     let snap = snapshot(query, env.catalog)?;
     let dir = env
         .catalog
         .directory(&snap.manifest, env.catalog.segments());
     let plan = plan(query, &dir, env.catalog);
     let terms = Terms::of(query);
+    let t1 = us();
     let mut collector = Collector::new(query.limit, query.sort, snap.after.clone());
     let stop = scan(&plan, query, &terms, env, started, &mut collector);
     let found = collector.finish(stop.stopped_before);
+    let t2 = us();
     let outcome = Outcome {
         partial: stop.partial,
         building: env.building,
@@ -136,17 +148,46 @@ pub fn search(query: &Query, env: &SearchEnv<'_>) -> Result<Response, QueryError
         outcome,
         env.budgets.response_bytes,
     );
+    if query.debug {
+        let indexed = plan.indexed();
+        let route = match (dir.segments().is_some(), indexed == plan.len()) {
+            (false, _) => "scan",
+            (true, true) => "index",
+            (true, false) => "index+scan",
+        };
+        response.debug = Some(DebugReport {
+            route: route.to_string(),
+            planner: PlannerReport {
+                terms: query.terms.len() as u64,
+                candidate_shards: plan.len() as u64,
+                indexed_shards: indexed as u64,
+                visited: stop.visited,
+                shards_loaded: stop.loaded,
+                bytes_read: stop.fresh,
+                plan_us: t1.saturating_sub(t0),
+                scan_us: t2.saturating_sub(t1),
+                page_us: us().saturating_sub(t2),
+            },
+        });
+    }
     response.took_ms = (env.clock)().saturating_sub(started);
     Ok(response)
 }
 
-/// Where the scan stopped.
+/// Where the scan stopped, and what it did.
+#[derive(Default)]
 struct Stop {
     /// Why the answer is partial.
     partial: Option<PartialReason>,
     /// The scan stopped on the load budget before a candidate with this
     /// bound.
     stopped_before: Option<Bound>,
+    /// Candidates that passed the session filters and were looked at.
+    visited: u64,
+    /// Shards loaded and matched.
+    loaded: u64,
+    /// Bytes freshly loaded.
+    fresh: u64,
 }
 
 /// Loads and matches candidates in plan order until the collector's page is
@@ -161,7 +202,7 @@ fn scan(
 ) -> Stop {
     let needles: Vec<&[u8]> = query.terms.iter().map(|t| t.as_bytes()).collect();
     let lanes = Lanes::of(query);
-    let mut fresh: u64 = 0;
+    let mut st = Stop::default();
     let mut unreadable = false;
     for i in 0..plan.len() {
         let Some(c) = plan.get(i, query) else {
@@ -172,11 +213,15 @@ fn scan(
             break;
         }
         if (env.clock)().saturating_sub(started) > env.budgets.scan_ms {
-            return stop(Some(PartialReason::Timeout), None);
+            st.partial = Some(PartialReason::Timeout);
+            return st;
         }
-        if fresh >= env.budgets.fresh_bytes && collector.can_stop_before(&c.bound) {
-            return stop(Some(PartialReason::Budget), Some(c.bound));
+        if st.fresh >= env.budgets.fresh_bytes && collector.can_stop_before(&c.bound) {
+            st.partial = Some(PartialReason::Budget);
+            st.stopped_before = Some(c.bound);
+            return st;
         }
+        st.visited += 1;
         if !c.indexed {
             if let Some(g) = env.catalog.grams(c.key, c.entry) {
                 if !g.may_match(&needles, lanes.conversation, lanes.tool) {
@@ -191,17 +236,12 @@ fn scan(
                 continue;
             }
         };
-        fresh += loaded.fresh_bytes;
+        st.loaded += 1;
+        st.fresh += loaded.fresh_bytes;
         if let Some(f) = match_session(c.key, c.entry, loaded.shard, query, terms) {
             collector.offer(f);
         }
     }
-    stop(unreadable.then_some(PartialReason::Unreadable), None)
-}
-
-fn stop(partial: Option<PartialReason>, stopped_before: Option<Bound>) -> Stop {
-    Stop {
-        partial,
-        stopped_before,
-    }
+    st.partial = unreadable.then_some(PartialReason::Unreadable);
+    st
 }

@@ -505,3 +505,53 @@ fn model_filter_keeps_sessions_that_record_a_named_model() {
     );
     assert!(keys(&[("q", "widget"), ("model", "claude")]).is_empty());
 }
+
+#[test]
+fn debug_reports_the_plan_only_when_asked_and_never_changes_the_answer() {
+    let mut index = load_fixture("small", 7);
+    let clock = || 0;
+    let run = |index: &MemIndex, q: &str, debug: bool| {
+        let mut query = Request::new(q).parse().unwrap();
+        query.debug = debug;
+        let env = SearchEnv {
+            catalog: index,
+            clock: &clock,
+            budgets: Budgets::default(),
+            building: false,
+        };
+        recall_core::search(&query, &env).unwrap()
+    };
+    let plain = run(&index, "the", false);
+    assert!(!plain.sessions.is_empty());
+    let json = serde_json::to_string(&plain).unwrap();
+    assert!(!json.contains("\"debug\""), "debug appears only when asked");
+    let asked = run(&index, "the", true);
+    let report = asked.debug.clone().expect("a debug report");
+    assert_eq!(report.route, "index");
+    assert_eq!(report.planner.terms, 1);
+    assert_eq!(
+        report.planner.indexed_shards,
+        report.planner.candidate_shards
+    );
+    assert!(report.planner.candidate_shards >= plain.sessions.len() as u64);
+    assert!(report.planner.shards_loaded >= plain.sessions.len() as u64);
+    assert_eq!(
+        report.planner.bytes_read, 0,
+        "the in-memory index reads nothing"
+    );
+    assert_eq!(report.planner.plan_us, 0, "no fine clock in memory");
+    let mut same = asked.clone();
+    same.debug = None;
+    assert_eq!(same, plain, "debug never changes the answer");
+    // The postings drive the plan: a term no shard holds plans nothing and
+    // loads nothing; without the index every session is a candidate.
+    let none = run(&index, "zqxjkw", true).debug.unwrap().planner;
+    assert_eq!((none.candidate_shards, none.shards_loaded), (0, 0));
+    index.set_use_index(false);
+    let scan = run(&index, "zqxjkw", true).debug.unwrap();
+    assert_eq!(scan.route, "scan");
+    assert_eq!(
+        scan.planner.candidate_shards,
+        index.manifest().sessions.len() as u64
+    );
+}

@@ -9,7 +9,7 @@ use recall_core::naming::generation_file_name;
 use recall_core::query::{Query, QueryError};
 use recall_core::search::{Budgets, Catalog, LoadedShard, SearchEnv};
 use recall_core::{CatalogError, LoadError, Response, SegmentSet, ShardGrams};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 /// The store's manifests and shards, as the search core sees them.
@@ -78,6 +78,11 @@ impl Catalog for StoreCatalog {
 
     fn directory(&self, manifest: &Arc<Manifest>, set: Option<Arc<SegmentSet>>) -> Arc<Directory> {
         self.directories.get(manifest, set)
+    }
+
+    fn clock_us(&self) -> Option<u64> {
+        static EPOCH: OnceLock<Instant> = OnceLock::new();
+        Some(EPOCH.get_or_init(Instant::now).elapsed().as_micros() as u64)
     }
 
     fn grams(&self, _key: &str, entry: &ManifestEntry) -> Option<Arc<ShardGrams>> {
