@@ -92,7 +92,8 @@ pub fn page(
             last.or_else(|| after.cloned())
                 .unwrap_or_else(|| start_key(query)),
         )),
-        None | Some(PartialReason::Unreadable | PartialReason::Hosts) => {
+        None
+        | Some(PartialReason::Unreadable | PartialReason::Hosts | PartialReason::Oversized) => {
             last.filter(|_| more).map(make_cursor)
         }
     };

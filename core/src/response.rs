@@ -151,6 +151,11 @@ pub enum PartialReason {
     Unreadable,
     /// Team search: some host could not be read (see `hosts`).
     Hosts,
+    /// Some session's shard is bigger than the whole per-query load budget:
+    /// a budgeted search (the daemon) never loads it, so it is left out;
+    /// the cursor continues as for a complete page. `recall search` (no
+    /// budget) searches it.
+    Oversized,
 }
 
 /// Team search: which host a session or hit comes from, stamped by the

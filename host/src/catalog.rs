@@ -80,6 +80,13 @@ impl Catalog for StoreCatalog {
         self.directories.get(manifest, set)
     }
 
+    fn load_cost(&self, _key: &str, entry: &ManifestEntry, tools: bool) -> u64 {
+        match self.arena.has_shard(&entry.generation_file, tools) {
+            true => 0,
+            false => entry.bytes,
+        }
+    }
+
     fn clock_us(&self) -> Option<u64> {
         static EPOCH: OnceLock<Instant> = OnceLock::new();
         Some(EPOCH.get_or_init(Instant::now).elapsed().as_micros() as u64)
