@@ -3,6 +3,7 @@
 //! a change). The browser binding, the offline report viewer and the parity
 //! tests search through it.
 
+use crate::directory::{Directory, DirectoryCache};
 use crate::error::{CatalogError, LoadError};
 use crate::model::{Manifest, ManifestEntry};
 use crate::naming::generation_file_name;
@@ -45,6 +46,8 @@ pub struct MemIndex {
     segment: OnceLock<Option<Arc<SegmentSet>>>,
     /// Whether searches use the segment (off: filters and scans only).
     use_index: bool,
+    /// Planning tables of the last snapshots searched.
+    directories: DirectoryCache,
 }
 
 impl Default for MemIndex {
@@ -61,6 +64,7 @@ impl MemIndex {
             shards: HashMap::new(),
             segment: OnceLock::new(),
             use_index: true,
+            directories: DirectoryCache::default(),
         }
     }
 
@@ -264,6 +268,10 @@ impl Catalog for MemIndex {
             true => self.segment(),
             false => None,
         }
+    }
+
+    fn directory(&self, manifest: &Arc<Manifest>, set: Option<Arc<SegmentSet>>) -> Arc<Directory> {
+        self.directories.get(manifest, set)
     }
 }
 

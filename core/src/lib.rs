@@ -13,6 +13,7 @@
 pub mod active;
 pub mod collector;
 pub mod cursor;
+pub mod directory;
 pub mod error;
 pub mod fold;
 pub mod grams;

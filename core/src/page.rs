@@ -2,6 +2,7 @@
 //! response byte cap, the cursor, and per-source coverage.
 
 use crate::cursor::{fingerprint, Cursor, SortKey, VERSION};
+use crate::directory::Directory;
 use crate::matching::{Found, Terms};
 use crate::model::{Manifest, Source};
 use crate::query::{Query, Sort};
@@ -21,17 +22,18 @@ pub struct Outcome {
     pub building: bool,
 }
 
-/// Renders the page of `found` (in result order) over `manifest`.
+/// Renders the page of `found` (in result order) over the snapshot `dir`.
 #[allow(clippy::too_many_arguments)]
 pub fn page(
     found: &[Found],
-    manifest: &Manifest,
+    dir: &Directory,
     after: Option<&SortKey>,
     query: &Query,
     terms: &Terms,
     outcome: Outcome,
     response_bytes: usize,
 ) -> Response {
+    let manifest: &Manifest = dir.manifest();
     let state = match outcome.partial {
         Some(_) => State::Partial,
         None if outcome.building => State::Building,
@@ -44,7 +46,7 @@ pub fn page(
         revision: manifest.revision,
         sessions: Vec::new(),
         cursor: None,
-        coverage: coverage(manifest),
+        coverage: dir.coverage().clone(),
         truncated: Truncated {
             candidates: outcome.partial.is_some(),
             ..Truncated::default()
@@ -52,6 +54,7 @@ pub fn page(
         window_days: None,
         hosts: None,
         took_ms: 0,
+        debug: None,
     };
     let base = serde_json::to_string(&response).map_or(0, |s| s.len()) + 512;
     let mut size = base;
@@ -89,7 +92,8 @@ pub fn page(
             last.or_else(|| after.cloned())
                 .unwrap_or_else(|| start_key(query)),
         )),
-        None | Some(PartialReason::Unreadable | PartialReason::Hosts) => {
+        None
+        | Some(PartialReason::Unreadable | PartialReason::Hosts | PartialReason::Oversized) => {
             last.filter(|_| more).map(make_cursor)
         }
     };

@@ -1,8 +1,11 @@
 //! The plan step of a search: the snapshot a query reads (the current
 //! manifest, or the one its cursor was minted on), the sessions that may
-//! match, and the order they are scanned in, each with its [`Bound`].
+//! match — driven by the index segments' postings, so its cost follows the
+//! candidates, not the manifest — and the order they are scanned in, each
+//! with its [`Bound`].
 
 use crate::cursor::{Cursor, SortKey};
+use crate::directory::Directory;
 use crate::error::ErrorCode;
 use crate::model::{Manifest, ManifestEntry, Role};
 use crate::query::{Query, QueryError, Scope, Sort};
@@ -117,59 +120,153 @@ pub fn snapshot(query: &Query, catalog: &dyn Catalog) -> Result<Snapshot, QueryE
     }
 }
 
-/// The sessions of `manifest` that pass the session-level filters, in scan
-/// order (descending bound, then key).
-pub fn candidates<'m>(
-    query: &Query,
-    manifest: &'m Manifest,
-    catalog: &dyn Catalog,
-) -> Vec<Candidate<'m>> {
-    let needles: Vec<&[u8]> = query.terms.iter().map(|t| t.as_bytes()).collect();
-    let lanes = Lanes::of(query);
-    let set = catalog.segments();
-    let probes: Vec<_> = set
-        .iter()
-        .flat_map(|set| set.segments())
-        .map(|s| s.probe(&needles, lanes))
-        .collect();
-    let mut out: Vec<Candidate<'m>> = manifest
-        .sessions
-        .iter()
-        .filter(|(_, e)| query.source_matches(e.meta.source))
-        .filter(|(_, e)| query.cwd_matches(e.meta.cwd.as_deref()))
-        .filter(|(_, e)| query.model_matches(&e.meta.models))
-        .filter(|(_, e)| match (query.since, e.max_ts_ms) {
+/// The candidates of a query over one snapshot, in scan order: the sessions
+/// the segments' postings name (terms ANDed per lane before anything is
+/// loaded) plus every session no segment covers. Session-level filters are
+/// applied to candidates only, as they are visited ([`Plan::get`]).
+#[derive(Debug)]
+pub struct Plan {
+    dir: Arc<Directory>,
+    items: Vec<Item>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Item {
+    bound: Bound,
+    rank: u32,
+    indexed: bool,
+}
+
+impl Plan {
+    /// Number of candidates (before the session-level filters).
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// True when nothing is a candidate.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// How many candidates an index segment named (the rest are sessions no
+    /// segment covers, filtered and scanned).
+    pub fn indexed(&self) -> usize {
+        self.items.iter().filter(|i| i.indexed).count()
+    }
+
+    /// The snapshot's tables.
+    pub fn directory(&self) -> &Arc<Directory> {
+        &self.dir
+    }
+
+    /// The `i`-th candidate in scan order, if it passes the query's
+    /// session-level filters.
+    pub fn get(&self, i: usize, query: &Query) -> Option<Candidate<'_>> {
+        let it = self.items.get(i)?;
+        let (key, entry) = self.dir.session(it.rank)?;
+        passes(query, entry).then_some(Candidate {
+            bound: it.bound,
+            key,
+            entry,
+            indexed: it.indexed,
+        })
+    }
+}
+
+/// The session-level filters: source, cwd, model, `since`.
+fn passes(query: &Query, e: &ManifestEntry) -> bool {
+    query.source_matches(e.meta.source)
+        && query.cwd_matches(e.meta.cwd.as_deref())
+        && query.model_matches(&e.meta.models)
+        && match (query.since, e.max_ts_ms) {
             (Some(since), Some(max)) => max >= since,
             _ => true,
-        })
-        .filter_map(|(k, e)| {
-            let covered = set
-                .as_ref()
-                .and_then(|set| set.locate(&e.generation_file))
-                .and_then(|(i, o)| Some((probes.get(i)?, o)));
-            if covered.is_some_and(|(p, o)| !p.contains(o)) {
-                return None;
-            }
-            let bound = match (query.sort, covered) {
-                (Sort::Newest, _) => e.max_ts_ms.map_or(Bound::Unknown, Bound::Ts),
-                (Sort::Relevance, Some((p, o))) => {
-                    p.score_bound(o).map_or(Bound::Unknown, Bound::Score)
-                }
-                (Sort::Relevance, None) => catalog
+        }
+}
+
+/// Plans `query` over the snapshot `dir`.
+pub fn plan(query: &Query, dir: &Arc<Directory>, catalog: &dyn Catalog) -> Plan {
+    let needles: Vec<&[u8]> = query.terms.iter().map(|t| t.as_bytes()).collect();
+    let lanes = Lanes::of(query);
+    let ts = |rank: u32| dir.max_ts(rank).map_or(Bound::Unknown, Bound::Ts);
+    let mut items = Vec::new();
+    for (i, seg) in dir.segments().iter().flat_map(|s| s.segments()).enumerate() {
+        let probe = seg.probe(&needles, lanes);
+        let bound = |rank: u32, ord: u32| match query.sort {
+            Sort::Newest => ts(rank),
+            Sort::Relevance => probe.score_bound(ord).map_or(Bound::Unknown, Bound::Score),
+        };
+        let mut push = |ord: u32, rank: u32| {
+            items.push(Item {
+                bound: bound(rank, ord),
+                rank,
+                indexed: true,
+            })
+        };
+        match probe.candidates() {
+            Some(ords) => ords
+                .iter()
+                .filter_map(|o| Some((o, dir.rank(i, o)?)))
+                .for_each(|(o, r)| push(o, r)),
+            None => dir.segment_ranks(i).for_each(|(o, r)| push(o, r)),
+        }
+    }
+    for &rank in dir.uncovered() {
+        let bound = match query.sort {
+            Sort::Newest => ts(rank),
+            Sort::Relevance => {
+                // Only sessions that pass the filters are worth a filter load.
+                let Some((k, e)) = dir.session(rank).filter(|(_, e)| passes(query, e)) else {
+                    continue;
+                };
+                catalog
                     .grams(k, e)
                     .and_then(|g| g.max_score(&needles, lanes.conversation, lanes.tool))
-                    .map_or(Bound::Unknown, Bound::Score),
-            };
+                    .map_or(Bound::Unknown, Bound::Score)
+            }
+        };
+        items.push(Item {
+            bound,
+            rank,
+            indexed: false,
+        });
+    }
+    match query.sort {
+        // Ranks are `newest` scan order.
+        Sort::Newest => items.sort_unstable_by_key(|it| it.rank),
+        Sort::Relevance => items.sort_unstable_by(|a, b| {
+            a.bound
+                .scan_order(&b.bound)
+                .then_with(|| dir.key(a.rank).cmp(dir.key(b.rank)))
+        }),
+    }
+    Plan {
+        dir: dir.clone(),
+        items,
+    }
+}
+
+/// The candidates of `query` over `manifest` that pass the session-level
+/// filters, in scan order (for hosts that prefetch what a scan will load).
+pub fn candidates<'m>(
+    query: &Query,
+    manifest: &'m Arc<Manifest>,
+    catalog: &dyn Catalog,
+) -> Vec<Candidate<'m>> {
+    let dir = catalog.directory(manifest, catalog.segments());
+    let p = plan(query, &dir, catalog);
+    (0..p.len())
+        .filter_map(|i| {
+            let c = p.get(i, query)?;
+            let (key, entry) = manifest.sessions.get_key_value(c.key)?;
             Some(Candidate {
-                bound,
-                key: k.as_str(),
-                entry: e,
-                indexed: covered.is_some(),
+                bound: c.bound,
+                key: key.as_str(),
+                entry,
+                indexed: c.indexed,
             })
         })
-        .collect();
-    out.sort_by(|a, b| a.bound.scan_order(&b.bound).then(a.key.cmp(b.key)));
-    out
+        .collect()
 }
 
 #[cfg(test)]

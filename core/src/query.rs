@@ -210,6 +210,7 @@ impl Request {
             sort,
             limit,
             cursor: self.cursor.clone().filter(|c| !c.is_empty()),
+            debug: false,
         })
     }
 }
@@ -264,6 +265,15 @@ pub struct Query {
     pub limit: usize,
     /// The cursor, when paging.
     pub cursor: Option<String>,
+    /// Add the planner's report (`debug`) to the response. Set by the HTTP
+    /// and CLI edges ([`parse_debug`]); never changes results, and not part
+    /// of the cursor fingerprint.
+    pub debug: bool,
+}
+
+/// The `debug` request field: `true`/`false`/`1`/`0`, absent = false.
+pub fn parse_debug(v: Option<&str>) -> Result<bool, QueryError> {
+    parse_bool(v, "debug", false)
 }
 
 impl Query {

@@ -34,6 +34,47 @@ pub struct Response {
     pub hosts: Option<Vec<HostCoverage>>,
     /// Milliseconds spent, by the clock the host passed in.
     pub took_ms: u64,
+    /// The planner's report, only when the request asked for it
+    /// (`debug=true`); absent otherwise, so answers keep their bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub debug: Option<DebugReport>,
+}
+
+/// `debug` (DESIGN.md §4): how the answer was planned and what it cost.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DebugReport {
+    /// How candidates were found: `index` (every candidate came from the
+    /// segments' postings), `index+scan` (some sessions no segment covers
+    /// were filtered and scanned too) or `scan` (no segment).
+    pub route: String,
+    /// The planner's figures.
+    pub planner: PlannerReport,
+}
+
+/// What the plan and the scan did.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlannerReport {
+    /// Folded terms searched.
+    pub terms: u64,
+    /// Sessions planned (before the session-level filters): named by a
+    /// segment's postings, or covered by no segment.
+    pub candidate_shards: u64,
+    /// Of those, sessions a segment named.
+    pub indexed_shards: u64,
+    /// Candidates visited by the scan.
+    pub visited: u64,
+    /// Shards loaded and matched (from the cache or storage).
+    pub shards_loaded: u64,
+    /// Shard bytes read from storage (0 for cached shards).
+    pub bytes_read: u64,
+    /// Microseconds per phase, by the catalog's fine clock (0 where the
+    /// catalog has none, e.g. the in-memory index: answers stay
+    /// deterministic).
+    pub plan_us: u64,
+    /// The scan.
+    pub scan_us: u64,
+    /// Rendering the page.
+    pub page_us: u64,
 }
 
 /// What an answer left out (DESIGN.md §4, Orca's `truncated`).
@@ -110,6 +151,11 @@ pub enum PartialReason {
     Unreadable,
     /// Team search: some host could not be read (see `hosts`).
     Hosts,
+    /// Some session's shard is bigger than the whole per-query load budget:
+    /// a budgeted search (the daemon) never loads it, so it is left out;
+    /// the cursor continues as for a complete page. `recall search` (no
+    /// budget) searches it.
+    Oversized,
 }
 
 /// Team search: which host a session or hit comes from, stamped by the

@@ -12,15 +12,16 @@
 //! one a full scan would give.
 
 use crate::collector::Collector;
+use crate::directory::Directory;
 use crate::error::{CatalogError, LoadError};
 use crate::grams::ShardGrams;
 use crate::matching::{match_session, Terms};
 use crate::model::{Manifest, ManifestEntry};
 use crate::page::{page, Outcome};
-use crate::plan::{candidates, snapshot, Candidate, Lanes};
+use crate::plan::{plan, snapshot, Bound, Lanes, Plan};
 use crate::prepared::PreparedShard;
 use crate::query::{Query, QueryError, Request};
-use crate::response::{PartialReason, Response};
+use crate::response::{DebugReport, PartialReason, PlannerReport, Response};
 use crate::segment::SegmentSet;
 use std::sync::Arc;
 
@@ -83,6 +84,29 @@ pub trait Catalog {
     fn segments(&self) -> Option<Arc<SegmentSet>> {
         None
     }
+    /// The planning tables of `manifest` over `set` ([`Directory`]). The
+    /// default builds them per query; a long-lived catalog keeps them in a
+    /// [`crate::directory::DirectoryCache`] so a query costs what its
+    /// candidates cost.
+    fn directory(&self, manifest: &Arc<Manifest>, set: Option<Arc<SegmentSet>>) -> Arc<Directory> {
+        Arc::new(Directory::build(manifest.clone(), set))
+    }
+    /// What loading the shard of `entry` would add to the query's load
+    /// budget, known before reading it: its file size unless it is cached.
+    /// The default, 0, means unknown (the load's own `fresh_bytes` is
+    /// counted after the fact). A shard that costs more than what is left
+    /// of the budget is not loaded once the page can stop before it, and
+    /// one that costs more than the whole budget is never loaded
+    /// (`partial_reason: "oversized"`).
+    fn load_cost(&self, key: &str, entry: &ManifestEntry, tools: bool) -> u64 {
+        let _ = (key, entry, tools);
+        0
+    }
+    /// A monotonic clock in microseconds for `debug`'s phase times (`None`:
+    /// the phases report 0). Read only when a query asks for `debug`.
+    fn clock_us(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// Everything a search needs besides the query.
@@ -106,45 +130,81 @@ pub fn search_request(request: &Request, env: &SearchEnv<'_>) -> Result<Response
 /// Runs a search: plan, scan, page.
 pub fn search(query: &Query, env: &SearchEnv<'_>) -> Result<Response, QueryError> {
     let started = (env.clock)();
+    let us = || match query.debug {
+        true => env.catalog.clock_us().unwrap_or(0),
+        false => 0,
+    };
+    let t0 = us();
     let snap = snapshot(query, env.catalog)?;
-    let plan = candidates(query, &snap.manifest, env.catalog);
+    let dir = env
+        .catalog
+        .directory(&snap.manifest, env.catalog.segments());
+    let plan = plan(query, &dir, env.catalog);
     let terms = Terms::of(query);
+    let t1 = us();
     let mut collector = Collector::new(query.limit, query.sort, snap.after.clone());
     let stop = scan(&plan, query, &terms, env, started, &mut collector);
-    let stopped_before = match stop.partial {
-        Some(PartialReason::Budget) => plan.get(stop.scanned).map(|c| c.bound),
-        _ => None,
-    };
-    let found = collector.finish(stopped_before);
+    let found = collector.finish(stop.stopped_before);
+    let t2 = us();
     let outcome = Outcome {
         partial: stop.partial,
         building: env.building,
     };
     let mut response = page(
         &found,
-        &snap.manifest,
+        &dir,
         snap.after.as_ref(),
         query,
         &terms,
         outcome,
         env.budgets.response_bytes,
     );
+    if query.debug {
+        let indexed = plan.indexed();
+        let route = match (dir.segments().is_some(), indexed == plan.len()) {
+            (false, _) => "scan",
+            (true, true) => "index",
+            (true, false) => "index+scan",
+        };
+        response.debug = Some(DebugReport {
+            route: route.to_string(),
+            planner: PlannerReport {
+                terms: query.terms.len() as u64,
+                candidate_shards: plan.len() as u64,
+                indexed_shards: indexed as u64,
+                visited: stop.visited,
+                shards_loaded: stop.loaded,
+                bytes_read: stop.fresh,
+                plan_us: t1.saturating_sub(t0),
+                scan_us: t2.saturating_sub(t1),
+                page_us: us().saturating_sub(t2),
+            },
+        });
+    }
     response.took_ms = (env.clock)().saturating_sub(started);
     Ok(response)
 }
 
-/// Where the scan stopped.
+/// Where the scan stopped, and what it did.
+#[derive(Default)]
 struct Stop {
     /// Why the answer is partial.
     partial: Option<PartialReason>,
-    /// Candidates visited (the next one is where a budget stop happened).
-    scanned: usize,
+    /// The scan stopped on the load budget before a candidate with this
+    /// bound.
+    stopped_before: Option<Bound>,
+    /// Candidates that passed the session filters and were looked at.
+    visited: u64,
+    /// Shards loaded and matched.
+    loaded: u64,
+    /// Bytes freshly loaded.
+    fresh: u64,
 }
 
 /// Loads and matches candidates in plan order until the collector's page is
 /// certain, the plan is exhausted, or a budget runs out.
 fn scan(
-    plan: &[Candidate<'_>],
+    plan: &Plan,
     query: &Query,
     terms: &Terms,
     env: &SearchEnv<'_>,
@@ -153,27 +213,50 @@ fn scan(
 ) -> Stop {
     let needles: Vec<&[u8]> = query.terms.iter().map(|t| t.as_bytes()).collect();
     let lanes = Lanes::of(query);
-    let mut fresh: u64 = 0;
+    let mut st = Stop::default();
     let mut unreadable = false;
-    let mut scanned = 0;
-    for (i, c) in plan.iter().enumerate() {
+    let mut oversized = false;
+    for i in 0..plan.len() {
+        let Some(c) = plan.get(i, query) else {
+            continue;
+        };
         // Everything left is bounded by `c.bound`.
         if collector.page_is_certain(&c.bound) {
             break;
         }
         if (env.clock)().saturating_sub(started) > env.budgets.scan_ms {
-            return stop(Some(PartialReason::Timeout), scanned);
+            st.partial = Some(PartialReason::Timeout);
+            return st;
         }
-        if fresh >= env.budgets.fresh_bytes && collector.can_stop_before(&c.bound) {
-            return stop(Some(PartialReason::Budget), scanned);
+        if st.fresh >= env.budgets.fresh_bytes && collector.can_stop_before(&c.bound) {
+            st.partial = Some(PartialReason::Budget);
+            st.stopped_before = Some(c.bound);
+            return st;
         }
-        scanned = i + 1;
+        st.visited += 1;
         if !c.indexed {
             if let Some(g) = env.catalog.grams(c.key, c.entry) {
                 if !g.may_match(&needles, lanes.conversation, lanes.tool) {
                     continue;
                 }
             }
+        }
+        let cost = env.catalog.load_cost(c.key, c.entry, lanes.tool);
+        if cost > env.budgets.fresh_bytes {
+            // Loading it alone would blow the budget (and the deadline: a
+            // 1.37 GB shard took 32 s): left out, and said so.
+            oversized = true;
+            continue;
+        }
+        if cost > 0
+            && st.fresh.saturating_add(cost) > env.budgets.fresh_bytes
+            && collector.can_stop_before(&c.bound)
+        {
+            // Stop before reading what the budget cannot afford; the next
+            // page starts with a full budget.
+            st.partial = Some(PartialReason::Budget);
+            st.stopped_before = Some(c.bound);
+            return st;
         }
         let loaded = match env.catalog.load(c.key, c.entry, lanes.tool) {
             Ok(l) => l,
@@ -182,14 +265,16 @@ fn scan(
                 continue;
             }
         };
-        fresh += loaded.fresh_bytes;
+        st.loaded += 1;
+        st.fresh += loaded.fresh_bytes;
         if let Some(f) = match_session(c.key, c.entry, loaded.shard, query, terms) {
             collector.offer(f);
         }
     }
-    stop(unreadable.then_some(PartialReason::Unreadable), scanned)
-}
-
-fn stop(partial: Option<PartialReason>, scanned: usize) -> Stop {
-    Stop { partial, scanned }
+    st.partial = match (unreadable, oversized) {
+        (true, _) => Some(PartialReason::Unreadable),
+        (false, true) => Some(PartialReason::Oversized),
+        (false, false) => None,
+    };
+    st
 }

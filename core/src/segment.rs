@@ -306,7 +306,14 @@ struct LaneTable {
     grams: usize,
     blob: usize,
     blob_len: usize,
+    /// `starts[p]` = the first table index whose gram's top 12 bits are
+    /// ≥ `p` (4,097 entries, built at open): a lookup binary searches only
+    /// its prefix's few entries, not the whole mapped table.
+    starts: Vec<u32>,
 }
+
+/// Bits of a gram below its prefix in [`LaneTable::starts`].
+const PREFIX_SHIFT: u32 = 12;
 
 /// Bytes a segment is read from: a `Vec`, or a memory map in the host.
 pub type SegmentBytes = Box<dyn AsRef<[u8]> + Send + Sync>;
@@ -367,20 +374,29 @@ impl Segment {
             let blob = r.pos;
             r.take(blob_len)?;
             let mut last = None;
-            for e in t.chunks_exact(12) {
+            let mut starts = Vec::with_capacity((1 << (24 - PREFIX_SHIFT)) + 1);
+            for (i, e) in t.chunks_exact(12).enumerate() {
                 let g = u32::from_le_bytes([e[0], e[1], e[2], e[3]]);
                 let off = u32::from_le_bytes([e[4], e[5], e[6], e[7]]) as usize;
                 let len = u32::from_le_bytes([e[8], e[9], e[10], e[11]]) as usize;
-                if last.is_some_and(|l| l >= g) || off.saturating_add(len) > blob_len {
+                if last.is_some_and(|l| l >= g)
+                    || off.saturating_add(len) > blob_len
+                    || g >= 1 << 24
+                {
                     return Err(SegmentError::Malformed("gram table"));
                 }
                 last = Some(g);
+                while starts.len() <= (g >> PREFIX_SHIFT) as usize {
+                    starts.push(i as u32);
+                }
             }
+            starts.resize((1 << (24 - PREFIX_SHIFT)) + 1, grams as u32);
             lanes.push(LaneTable {
                 table,
                 grams,
                 blob,
                 blob_len,
+                starts,
             });
         }
         if r.pos != bytes.len() {
@@ -413,7 +429,9 @@ impl Segment {
 
     /// Heap bytes (for byte-bounded caches).
     pub fn heap_bytes(&self) -> usize {
-        self.bytes().len() + self.names.iter().map(|n| 2 * n.len() + 48).sum::<usize>()
+        self.bytes().len()
+            + self.names.iter().map(|n| 2 * n.len() + 48).sum::<usize>()
+            + self.lanes.iter().map(|l| 4 * l.starts.len()).sum::<usize>()
     }
 
     /// Every `(gram, postings bytes)` of a lane, in gram order.
@@ -441,7 +459,11 @@ impl Segment {
                 u32::from_le_bytes([e[8], e[9], e[10], e[11]]) as usize,
             )
         };
-        let (mut lo, mut hi) = (0, t.grams);
+        let p = (g >> PREFIX_SHIFT) as usize;
+        let (mut lo, mut hi) = match (t.starts.get(p), t.starts.get(p + 1)) {
+            (Some(&lo), Some(&hi)) => (lo as usize, hi as usize),
+            _ => return None,
+        };
         while lo < hi {
             let mid = (lo + hi) / 2;
             let (mg, off, len) = at(mid);
@@ -608,6 +630,16 @@ impl Probe<'_> {
         self.lanes.iter().flatten().any(|l| l.contains(ord))
     }
 
+    /// The ordinals that may match, over the wanted lanes (`None` = every
+    /// ordinal: some wanted lane has no term long enough for a gram).
+    pub fn candidates(&self) -> Option<RoaringBitmap> {
+        let mut out = RoaringBitmap::new();
+        for l in self.lanes.iter().flatten() {
+            out |= l.candidates.as_ref()?;
+        }
+        Some(out)
+    }
+
     /// An upper bound on the relevance score of any record of the shard at
     /// `ord` in the wanted lanes; `None` = unbounded.
     pub fn score_bound(&self, ord: u32) -> Option<u64> {
@@ -699,6 +731,16 @@ mod tests {
         // Too short for a gram: everything is a candidate, unbounded.
         assert_eq!(probe(&["po"], CONV), (vec![0, 1], None));
         assert_eq!(probe(&["pool", "mig"], CONV).0, vec![1]);
+        // The candidate set agrees with `contains`, lane by lane.
+        let t: [&[u8]; 1] = [b"cargo"];
+        let ords = |lanes| {
+            seg.probe(&t, lanes)
+                .candidates()
+                .map(|c| c.iter().collect::<Vec<_>>())
+        };
+        assert_eq!(ords(CONV), Some(vec![]));
+        assert_eq!(ords(BOTH), Some(vec![0]));
+        assert_eq!(seg.probe(&[b"po"], CONV).candidates(), None);
         // Torn, flipped or foreign bytes are refused.
         assert_eq!(
             Segment::open(bytes[..bytes.len() - 1].to_vec()).unwrap_err(),

@@ -505,3 +505,234 @@ fn model_filter_keeps_sessions_that_record_a_named_model() {
     );
     assert!(keys(&[("q", "widget"), ("model", "claude")]).is_empty());
 }
+
+#[test]
+fn debug_reports_the_plan_only_when_asked_and_never_changes_the_answer() {
+    let mut index = load_fixture("small", 7);
+    let clock = || 0;
+    let run = |index: &MemIndex, q: &str, debug: bool| {
+        let mut query = Request::new(q).parse().unwrap();
+        query.debug = debug;
+        let env = SearchEnv {
+            catalog: index,
+            clock: &clock,
+            budgets: Budgets::default(),
+            building: false,
+        };
+        recall_core::search(&query, &env).unwrap()
+    };
+    let plain = run(&index, "the", false);
+    assert!(!plain.sessions.is_empty());
+    let json = serde_json::to_string(&plain).unwrap();
+    assert!(!json.contains("\"debug\""), "debug appears only when asked");
+    let asked = run(&index, "the", true);
+    let report = asked.debug.clone().expect("a debug report");
+    assert_eq!(report.route, "index");
+    assert_eq!(report.planner.terms, 1);
+    assert_eq!(
+        report.planner.indexed_shards,
+        report.planner.candidate_shards
+    );
+    assert!(report.planner.candidate_shards >= plain.sessions.len() as u64);
+    assert!(report.planner.shards_loaded >= plain.sessions.len() as u64);
+    assert_eq!(
+        report.planner.bytes_read, 0,
+        "the in-memory index reads nothing"
+    );
+    assert_eq!(report.planner.plan_us, 0, "no fine clock in memory");
+    let mut same = asked.clone();
+    same.debug = None;
+    assert_eq!(same, plain, "debug never changes the answer");
+    // The postings drive the plan: a term no shard holds plans nothing and
+    // loads nothing; without the index every session is a candidate.
+    let none = run(&index, "zqxjkw", true).debug.unwrap().planner;
+    assert_eq!((none.candidate_shards, none.shards_loaded), (0, 0));
+    index.set_use_index(false);
+    let scan = run(&index, "zqxjkw", true).debug.unwrap();
+    assert_eq!(scan.route, "scan");
+    assert_eq!(
+        scan.planner.candidate_shards,
+        index.manifest().sessions.len() as u64
+    );
+}
+
+/// A catalog that knows each shard's size before reading it (as the store
+/// does) and counts what it loads.
+struct Sized<'a> {
+    index: &'a MemIndex,
+    loads: Cell<u64>,
+    loaded: std::cell::RefCell<Vec<String>>,
+}
+
+impl Catalog for Sized<'_> {
+    fn current(&self) -> Result<Arc<Manifest>, CatalogError> {
+        self.index.current()
+    }
+    fn snapshot(&self, _: &str, _: u64) -> Option<Arc<Manifest>> {
+        None
+    }
+    fn load(
+        &self,
+        key: &str,
+        entry: &ManifestEntry,
+        tools: bool,
+    ) -> Result<LoadedShard, LoadError> {
+        self.loads.set(self.loads.get() + entry.bytes);
+        self.loaded.borrow_mut().push(key.to_string());
+        let mut l = self.index.load(key, entry, tools)?;
+        l.fresh_bytes = entry.bytes;
+        Ok(l)
+    }
+    fn segments(&self) -> Option<Arc<recall_core::SegmentSet>> {
+        self.index.segments()
+    }
+    fn load_cost(&self, _: &str, entry: &ManifestEntry, _: bool) -> u64 {
+        entry.bytes
+    }
+}
+
+/// One Pi session `id` whose records (one per text, at `ts_ms` = `ts`) say
+/// `texts`.
+fn session(id: &str, ts: i64, texts: &[String]) -> Shard {
+    Shard {
+        session: SessionMeta {
+            source: Source::Pi,
+            session_id: id.into(),
+            title: None,
+            cwd: None,
+            branch: None,
+            created_ms: Some(ts),
+            updated_ms: Some(ts),
+            messages: texts.len() as u64,
+            parent: None,
+            resume: None,
+            paths: vec![],
+            models: Vec::new(),
+        },
+        records: texts
+            .iter()
+            .map(|t| MessageRecord {
+                role: Role::User,
+                ts_ms: ts,
+                text: t.clone(),
+                truncated: false,
+                locator: Locator::NativeEvent {
+                    line_no: 1,
+                    content_hash16: "0".repeat(16),
+                },
+                seq: None,
+                turn: None,
+                item_id: None,
+                subagent: false,
+                generation: 0,
+            })
+            .collect(),
+        marks: vec![],
+    }
+}
+
+fn sized_env<'a>(sized: &'a Sized<'a>, clock: &'a dyn Fn() -> u64, budget: u64) -> SearchEnv<'a> {
+    SearchEnv {
+        catalog: sized,
+        clock,
+        budgets: Budgets {
+            fresh_bytes: budget,
+            ..Budgets::default()
+        },
+        building: false,
+    }
+}
+
+fn bytes_of(index: &MemIndex, id: &str) -> u64 {
+    index
+        .manifest()
+        .sessions
+        .values()
+        .find(|e| e.meta.session_id == id)
+        .unwrap()
+        .bytes
+}
+
+#[test]
+fn a_shard_bigger_than_the_load_budget_is_never_loaded_and_the_answer_says_so() {
+    let small = vec!["the tide".to_string()];
+    let huge: Vec<String> = (0..400)
+        .map(|i| format!("the tide, record {i} {}", "x".repeat(200)))
+        .collect();
+    let index = index_of(
+        vec![
+            session("a", 30, &small),
+            session("b", 20, &huge),
+            session("c", 10, &small),
+        ],
+        1,
+    );
+    let (a, b, c) = (
+        bytes_of(&index, "a"),
+        bytes_of(&index, "b"),
+        bytes_of(&index, "c"),
+    );
+    let budget = a + c;
+    assert!(b > budget);
+    let sized = Sized {
+        index: &index,
+        loads: Cell::new(0),
+        loaded: Default::default(),
+    };
+    let clock = || 0;
+    let env = sized_env(&sized, &clock, budget);
+    let resp = search_request(&Request::new("tide"), &env).unwrap();
+    let loaded = sized.loaded.borrow().clone();
+    assert!(
+        !loaded.iter().any(|k| k.ends_with(":b")),
+        "the oversized shard was read: {loaded:?}"
+    );
+    assert_eq!(resp.state, State::Partial);
+    assert_eq!(resp.partial_reason, Some(PartialReason::Oversized));
+    let ids: Vec<&str> = resp
+        .sessions
+        .iter()
+        .map(|s| s.session_id.as_str())
+        .collect();
+    assert_eq!(ids, ["a", "c"], "everything else is the full answer");
+    assert!(resp.cursor.is_none(), "a complete page otherwise");
+    // Unbudgeted (the CLI), it is searched.
+    let env = sized_env(&sized, &clock, u64::MAX);
+    let resp = search_request(&Request::new("tide"), &env).unwrap();
+    assert_eq!(resp.sessions.len(), 3);
+    assert_eq!(resp.partial_reason, None);
+}
+
+#[test]
+fn the_load_budget_stops_before_reading_what_it_cannot_afford() {
+    let small = vec!["the tide".to_string()];
+    let big: Vec<String> = (0..50)
+        .map(|i| format!("the tide, record {i} {}", "x".repeat(200)))
+        .collect();
+    let index = index_of(vec![session("a", 30, &small), session("b", 20, &big)], 1);
+    let (a, b) = (bytes_of(&index, "a"), bytes_of(&index, "b"));
+    // Either fits; both do not. Page 1 is certain of `a` before reading `b`.
+    let budget = a + b - 1;
+    let sized = Sized {
+        index: &index,
+        loads: Cell::new(0),
+        loaded: Default::default(),
+    };
+    let clock = || 0;
+    let env = sized_env(&sized, &clock, budget);
+    let first = search_request(&Request::new("tide"), &env).unwrap();
+    assert_eq!(sized.loads.get(), a, "only `a` was read");
+    assert_eq!(first.partial_reason, Some(PartialReason::Budget));
+    assert_eq!(first.sessions.len(), 1);
+    let mut r = Request::new("tide");
+    r.cursor = first.cursor.clone();
+    let second = search_request(&r, &env).unwrap();
+    assert_eq!(second.partial_reason, None);
+    let ids: Vec<&str> = first
+        .sessions
+        .iter()
+        .chain(&second.sessions)
+        .map(|s| s.session_id.as_str())
+        .collect();
+    assert_eq!(ids, ["a", "b"], "budget pages add up to the full answer");
+}

@@ -227,6 +227,14 @@ impl Arena {
         }
     }
 
+    /// Whether `get_or_load(name, tools, …)` would be a cache hit (without
+    /// counting as a use).
+    pub fn has_shard(&self, name: &str, tools: bool) -> bool {
+        let shards = self.shards.lock().unwrap_or_else(|p| p.into_inner());
+        shards.map.contains_key(&format!("{name}+tools"))
+            || (!tools && shards.map.contains_key(name))
+    }
+
     /// The cached shard `name`, or `read()`'s bytes prepared and cached.
     /// `tools` = the caller needs tool rows: a shard prepared without them
     /// (the common, much smaller case) is cached under its own slot.

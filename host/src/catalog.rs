@@ -3,12 +3,13 @@
 
 use crate::arena::{Arena, ArenaError};
 use crate::store::{Store, StoreError};
+use recall_core::directory::{Directory, DirectoryCache};
 use recall_core::model::{Manifest, ManifestEntry};
 use recall_core::naming::generation_file_name;
 use recall_core::query::{Query, QueryError};
 use recall_core::search::{Budgets, Catalog, LoadedShard, SearchEnv};
 use recall_core::{CatalogError, LoadError, Response, SegmentSet, ShardGrams};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 /// The store's manifests and shards, as the search core sees them.
@@ -16,12 +17,18 @@ use std::time::Instant;
 pub struct StoreCatalog {
     store: Arc<Store>,
     arena: Arc<Arena>,
+    /// Planning tables of the snapshots searched last (shared by clones).
+    directories: Arc<DirectoryCache>,
 }
 
 impl StoreCatalog {
     /// A catalog over `store`, caching shards in `arena`.
     pub fn new(store: Arc<Store>, arena: Arc<Arena>) -> StoreCatalog {
-        StoreCatalog { store, arena }
+        StoreCatalog {
+            store,
+            arena,
+            directories: Arc::default(),
+        }
     }
 
     /// The store.
@@ -67,6 +74,22 @@ impl Catalog for StoreCatalog {
 
     fn segments(&self) -> Option<Arc<SegmentSet>> {
         self.store.live_segment_set()
+    }
+
+    fn directory(&self, manifest: &Arc<Manifest>, set: Option<Arc<SegmentSet>>) -> Arc<Directory> {
+        self.directories.get(manifest, set)
+    }
+
+    fn load_cost(&self, _key: &str, entry: &ManifestEntry, tools: bool) -> u64 {
+        match self.arena.has_shard(&entry.generation_file, tools) {
+            true => 0,
+            false => entry.bytes,
+        }
+    }
+
+    fn clock_us(&self) -> Option<u64> {
+        static EPOCH: OnceLock<Instant> = OnceLock::new();
+        Some(EPOCH.get_or_init(Instant::now).elapsed().as_micros() as u64)
     }
 
     fn grams(&self, _key: &str, entry: &ManifestEntry) -> Option<Arc<ShardGrams>> {

@@ -72,9 +72,18 @@ fn alive(pid: u32) -> bool {
 
 /// The daemon's complete answer to `request`, or `None` (ask locally).
 pub fn search(addr: SocketAddr, request: &Request) -> Option<Response> {
+    search_with(addr, request, false)
+}
+
+/// [`search`], asking for the planner's report when `debug`.
+pub fn search_with(addr: SocketAddr, request: &Request, debug: bool) -> Option<Response> {
+    let debug = if debug { "&debug=true" } else { "" };
     let body = get(
         addr,
-        &format!("/api/sessions/message-search?{}", query_string(request)),
+        &format!(
+            "/api/sessions/message-search?{}{debug}",
+            query_string(request)
+        ),
     )?;
     let r: Response = serde_json::from_slice(&body).ok()?;
     // Partial (budgets) or building (backfill running): not the answer

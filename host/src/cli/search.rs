@@ -66,6 +66,10 @@ pub struct SearchArgs {
     /// Print exactly the HTTP response body (or the error body).
     #[arg(long)]
     pub json: bool,
+    /// Add the planner's report (`debug`: route, candidates, shards loaded,
+    /// bytes read, µs per phase) to the `--json` body, or print it on stderr.
+    #[arg(long)]
+    pub debug: bool,
     /// Highlight matches: auto (on a terminal), always, never.
     #[arg(long, value_enum, default_value_t = Color::Auto)]
     pub color: Color,
@@ -129,7 +133,8 @@ impl SearchArgs {
 pub fn run(g: &Globals, a: SearchArgs) -> anyhow::Result<Found> {
     let request = a.request();
     // Parsed once, here: a bad request fails before touching the index.
-    let query = request.parse().map_err(|e| fail(&a, &e))?;
+    let mut query = request.parse().map_err(|e| fail(&a, &e))?;
+    query.debug = a.debug;
     let ctx = Context::new(g)?;
     if let Some(url) = &a.remote {
         let flags = super::team::Flags {
@@ -150,7 +155,7 @@ pub fn run(g: &Globals, a: SearchArgs) -> anyhow::Result<Found> {
     let remote = match a.via {
         Via::Local => None,
         _ => super::daemon::find(ctx.store.dir())
-            .and_then(|addr| super::daemon::search(addr, &request))
+            .and_then(|addr| super::daemon::search_with(addr, &request, a.debug))
             // A `serve --remote` daemon answers for the team: not this search.
             .filter(|r| r.hosts.is_none()),
     };
@@ -192,6 +197,9 @@ fn finish(ctx: &Context, a: &SearchArgs, response: recall_core::Response) -> any
         outln!("{}", serde_json::to_string(&response)?)?;
     } else {
         render::print(&response, a.color.enabled())?;
+        if let Some(d) = &response.debug {
+            eprintln!("debug: {}", serde_json::to_string(d)?);
+        }
     }
     Ok(if response.sessions.is_empty() {
         Found::No

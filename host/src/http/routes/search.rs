@@ -46,7 +46,8 @@ async fn run(
     let request = Request::from_pairs(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())));
     // Parsed once, here: malformed requests get their 400 before sweeping
     // or taking a slot.
-    let query = request.parse()?;
+    let mut query = request.parse()?;
+    query.debug = recall_core::query::parse_debug(param(&pairs, "debug"))?;
     let wait = match param(&pairs, "freshness").map(str::trim) {
         None | Some("" | "indexed") => false,
         Some("wait-until-current") => true,
