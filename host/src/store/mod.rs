@@ -100,14 +100,14 @@ pub fn store_dir(recall_home: &Path) -> PathBuf {
 
 /// What identifies one version of the manifest file on disk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Stamp {
+pub(crate) struct Stamp {
     dev: u64,
     ino: u64,
     len: u64,
     mtime_ns: i128,
 }
 
-fn stamp(path: &Path) -> Option<Stamp> {
+pub(crate) fn stamp(path: &Path) -> Option<Stamp> {
     fs::metadata(path).ok().map(|m| stamp_of(&m))
 }
 

@@ -113,6 +113,9 @@ pub struct SegmentCache {
     bad: HashSet<String>,
     /// The set last built, and the names it was built from.
     set: Option<(Vec<String>, Arc<SegmentSet>)>,
+    /// `segments.json` as last read: its file stamp, for its store id (a
+    /// query re-reads it only when the file was replaced).
+    list: Option<(super::Stamp, SegmentList)>,
 }
 
 /// The name of segment bytes.
@@ -191,7 +194,19 @@ impl Store {
     /// The live list of the current store.
     pub fn segment_list(&self) -> Result<SegmentList, StoreError> {
         let cur = self.current()?;
-        Ok(read_list(self.dir(), &cur.store_id))
+        // Replaced atomically (temp → rename), so a new list is a new inode.
+        let Some(stamp) = super::stamp(&self.dir().join(LIST)) else {
+            return Ok(read_list(self.dir(), &cur.store_id));
+        };
+        let mut cache = self.segment_cache.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((s, list)) = &cache.list {
+            if *s == stamp && list.store_id == cur.store_id {
+                return Ok(list.clone());
+            }
+        }
+        let list = read_list(self.dir(), &cur.store_id);
+        cache.list = Some((stamp, list.clone()));
+        Ok(list)
     }
 
     /// The live segments that open, cached. Never writes: a segment that
