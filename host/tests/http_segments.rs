@@ -86,3 +86,68 @@ fn segments_are_listed_immutable_cached_and_cover_the_manifest() {
     assert_eq!(r.status, 404);
     assert_eq!(r.json()["error"], "not_found");
 }
+
+/// The browser's path, natively: an index holding only the served manifest
+/// and segments, loading each generation a lazy search step names from
+/// `/api/index/generations/{name}`, answers as the daemon does.
+#[test]
+fn lazy_search_over_served_segments_answers_as_the_daemon() {
+    use recall_core::{Lazy, MemIndex, Request};
+    let d = Demo::start("segments-lazy");
+    let mut index = MemIndex::new();
+    index
+        .set_manifest(&d.get("/api/index/manifest").body)
+        .expect("manifest");
+    let list = d.get("/api/index/segments").json();
+    for s in list["segments"].as_array().expect("segments") {
+        let name = s["name"].as_str().expect("name");
+        let bytes = d.get(&format!("/api/index/segments/{name}")).body;
+        index
+            .add_segment(name, &bytes)
+            .expect("a served segment is accepted");
+    }
+    let total = index.missing_generations().len();
+    let mut fetched = 0;
+    let queries = [
+        "q=brest",
+        "q=tide&sort=relevance",
+        "q=the&limit=2",
+        "q=the&scope=all&limit=100",
+        "q=zzzz-nothing-matches",
+        "q=e&role=user",
+    ];
+    for (i, qs) in queries.iter().enumerate() {
+        let pairs: Vec<(String, String)> = url_pairs(qs);
+        let req = Request::from_pairs(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        let answer = loop {
+            match index.search_lazy(&req, 3).expect("search") {
+                Lazy::Complete(r) => break r,
+                Lazy::Need(names) => {
+                    assert!(!names.is_empty() && names.len() <= 3, "{names:?}");
+                    for n in names {
+                        let g = d.get(&format!("/api/index/generations/{n}"));
+                        assert_eq!(g.status, 200);
+                        index.add_generation(&n, &g.body).expect("generation");
+                        fetched += 1;
+                    }
+                }
+            }
+        };
+        if i == 0 {
+            assert!(fetched < total, "a rare word fetched every generation");
+        }
+        let mut native = d.get(&format!("/api/sessions/message-search?{qs}")).json();
+        let mut lazy = serde_json::to_value(&answer).expect("json");
+        native["took_ms"] = Value::from(0);
+        lazy["took_ms"] = Value::from(0);
+        lazy["window_days"] = native["window_days"].clone();
+        assert_eq!(lazy, native, "{qs}");
+    }
+}
+
+fn url_pairs(qs: &str) -> Vec<(String, String)> {
+    qs.split('&')
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
