@@ -12,9 +12,25 @@ export class Index {
      */
     addGeneration(name: string, bytes: Uint8Array | number[]): void;
     /**
+     * Adds a store segment; `name` must be `<hash16>.seg` of `bytes`.
+     */
+    addSegment(name: string, bytes: Uint8Array | number[]): void;
+    /**
      * Whether a generation is loaded.
      */
     hasGeneration(name: string): boolean;
+    /**
+     * Whether a segment was added under `name`.
+     */
+    hasSegment(name: string): boolean;
+    /**
+     * A generation that could not be fetched: lazy searches stop asking.
+     */
+    markUnavailable(name: string): void;
+    /**
+     * Generations the manifest names that are not loaded.
+     */
+    missingGenerations(): string[];
     /**
      * An empty index.
      */
@@ -24,10 +40,24 @@ export class Index {
      */
     retainReferenced(): void;
     /**
+     * Drops added segments not in `keep`.
+     */
+    retainSegments(keep: string[]): void;
+    /**
      * JSON in, JSON out: exactly the bytes `MemIndex::search_json` returns
      * natively.
      */
     searchJson(request_json: string): string;
+    /**
+     * Exactly `MemIndex::search_lazy_json`'s bytes.
+     */
+    searchLazyJson(request_json: string, max_need: number): string;
+    /**
+     * One lazy step: the §4 response (or §7 error body) as `search` gives
+     * it, or `{need: [generation names]}` (at most `max_need`) to load
+     * first.
+     */
+    searchLazy(request: any, max_need: number): any;
     /**
      * Searches: a request object in, the §4 response (or the §7 error body
      * `{ok:false, error, message}`, exactly as `searchJson` gives it) out,
@@ -62,22 +92,31 @@ export interface InitOutput {
     readonly memory: WebAssembly.Memory;
     readonly __wbg_index_free: (a: number, b: number) => void;
     readonly index_addGeneration: (a: number, b: number, c: number, d: number, e: number) => [number, number];
+    readonly index_addSegment: (a: number, b: number, c: number, d: number, e: number) => [number, number];
     readonly index_hasGeneration: (a: number, b: number, c: number) => number;
+    readonly index_hasSegment: (a: number, b: number, c: number) => number;
+    readonly index_markUnavailable: (a: number, b: number, c: number) => void;
+    readonly index_missingGenerations: (a: number) => [number, number];
     readonly index_new: () => number;
     readonly index_retainReferenced: (a: number) => void;
+    readonly index_retainSegments: (a: number, b: number, c: number) => void;
     readonly index_search: (a: number, b: any) => [number, number, number];
     readonly index_searchJson: (a: number, b: number, c: number) => [number, number];
+    readonly index_searchLazy: (a: number, b: any, c: number) => [number, number, number];
+    readonly index_searchLazyJson: (a: number, b: number, c: number, d: number) => [number, number];
     readonly index_sessionQueryJson: (a: number, b: number, c: number, d: number, e: number) => [number, number];
     readonly index_setManifest: (a: number, b: number, c: number) => [number, number];
     readonly index_supersededRecords: (a: number, b: number, c: number) => [number, number];
     readonly index_viewsJson: (a: number, b: number, c: number) => [number, number];
     readonly recall_add_generation: (a: number, b: number, c: number, d: number, e: number) => number;
+    readonly recall_add_segment: (a: number, b: number, c: number, d: number, e: number) => number;
     readonly recall_alloc: (a: number) => number;
     readonly recall_free: (a: number, b: number) => void;
     readonly recall_index_free: (a: number) => void;
     readonly recall_index_new: () => number;
     readonly recall_last_error: () => bigint;
     readonly recall_search: (a: number, b: number, c: number) => bigint;
+    readonly recall_search_lazy: (a: number, b: number, c: number, d: number) => bigint;
     readonly recall_session_query: (a: number, b: number, c: number, d: number, e: number) => bigint;
     readonly recall_set_manifest: (a: number, b: number, c: number) => number;
     readonly recall_views: (a: number, b: number, c: number) => bigint;
@@ -88,6 +127,7 @@ export interface InitOutput {
     readonly __externref_table_alloc: () => number;
     readonly __wbindgen_externrefs: WebAssembly.Table;
     readonly __externref_table_dealloc: (a: number) => void;
+    readonly __externref_drop_slice: (a: number, b: number) => void;
     readonly __wbindgen_start: () => void;
 }
 

@@ -37,6 +37,28 @@ export class Index {
         }
     }
     /**
+     * Adds a store segment; `name` must be `<hash16>.seg` of `bytes`.
+     * @param {string} name
+     * @param {Uint8Array | number[]} bytes
+     */
+    addSegment(name, bytes) {
+        let ptr0, len0, ptr1, len1;
+        try {
+            ptr0 = passStringToWasm0(name, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
+            len0 = WASM_VECTOR_LEN;
+            ptr1 = passArray8ToWasm0(bytes, wasm.__wbindgen_malloc);
+            len1 = WASM_VECTOR_LEN;
+        } catch (e) {
+            if (ptr1) { wasm.__wbindgen_free(ptr1, len1 * 1, 1); }
+            if (ptr0) { wasm.__wbindgen_free(ptr0, len0 * 1, 1); }
+            throw e;
+        }
+        const ret = wasm.index_addSegment(this.__wbg_ptr, ptr0, len0, ptr1, len1);
+        if (ret[1]) {
+            throw takeFromExternrefTable0(ret[0]);
+        }
+    }
+    /**
      * Whether a generation is loaded.
      * @param {string} name
      * @returns {boolean}
@@ -46,6 +68,36 @@ export class Index {
         const len0 = WASM_VECTOR_LEN;
         const ret = wasm.index_hasGeneration(this.__wbg_ptr, ptr0, len0);
         return ret !== 0;
+    }
+    /**
+     * Whether a segment was added under `name`.
+     * @param {string} name
+     * @returns {boolean}
+     */
+    hasSegment(name) {
+        const ptr0 = passStringToWasm0(name, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
+        const len0 = WASM_VECTOR_LEN;
+        const ret = wasm.index_hasSegment(this.__wbg_ptr, ptr0, len0);
+        return ret !== 0;
+    }
+    /**
+     * A generation that could not be fetched: lazy searches stop asking.
+     * @param {string} name
+     */
+    markUnavailable(name) {
+        const ptr0 = passStringToWasm0(name, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
+        const len0 = WASM_VECTOR_LEN;
+        wasm.index_markUnavailable(this.__wbg_ptr, ptr0, len0);
+    }
+    /**
+     * Generations the manifest names that are not loaded.
+     * @returns {string[]}
+     */
+    missingGenerations() {
+        const ret = wasm.index_missingGenerations(this.__wbg_ptr);
+        var v1 = getArrayJsValueFromWasm0(ret[0], ret[1]);
+        wasm.__wbindgen_free(ret[0], ret[1] * 4, 4);
+        return v1;
     }
     /**
      * An empty index.
@@ -61,6 +113,15 @@ export class Index {
      */
     retainReferenced() {
         wasm.index_retainReferenced(this.__wbg_ptr);
+    }
+    /**
+     * Drops added segments not in `keep`.
+     * @param {string[]} keep
+     */
+    retainSegments(keep) {
+        const ptr0 = passArrayJsValueToWasm0(keep, wasm.__wbindgen_malloc);
+        const len0 = WASM_VECTOR_LEN;
+        wasm.index_retainSegments(this.__wbg_ptr, ptr0, len0);
     }
     /**
      * JSON in, JSON out: exactly the bytes `MemIndex::search_json` returns
@@ -81,6 +142,42 @@ export class Index {
         } finally {
             wasm.__wbindgen_free(deferred2_0, deferred2_1, 1);
         }
+    }
+    /**
+     * Exactly `MemIndex::search_lazy_json`'s bytes.
+     * @param {string} request_json
+     * @param {number} max_need
+     * @returns {string}
+     */
+    searchLazyJson(request_json, max_need) {
+        let deferred3_0;
+        let deferred3_1;
+        try {
+            const val2 = +max_need;
+            const ptr0 = passStringToWasm0(request_json, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
+            const len0 = WASM_VECTOR_LEN;
+            const ret = wasm.index_searchLazyJson(this.__wbg_ptr, ptr0, len0, val2);
+            deferred3_0 = ret[0];
+            deferred3_1 = ret[1];
+            return getStringFromWasm0(ret[0], ret[1]);
+        } finally {
+            wasm.__wbindgen_free(deferred3_0, deferred3_1, 1);
+        }
+    }
+    /**
+     * One lazy step: the §4 response (or §7 error body) as `search` gives
+     * it, or `{need: [generation names]}` (at most `max_need`) to load
+     * first.
+     * @param {any} request
+     * @param {number} max_need
+     * @returns {any}
+     */
+    searchLazy(request, max_need) {
+        const ret = wasm.index_searchLazy(this.__wbg_ptr, request, max_need);
+        if (ret[2]) {
+            throw takeFromExternrefTable0(ret[1]);
+        }
+        return takeFromExternrefTable0(ret[0]);
     }
     /**
      * Searches: a request object in, the §4 response (or the §7 error body
@@ -475,6 +572,17 @@ function debugString(val) {
     }
 }
 
+function getArrayJsValueFromWasm0(ptr, len) {
+    ptr = ptr >>> 0;
+    const mem = getDataViewMemory0();
+    const result = [];
+    for (let i = ptr; i < ptr + 4 * len; i += 4) {
+        result.push(wasm.__wbindgen_externrefs.get(mem.getUint32(i, true)));
+    }
+    wasm.__externref_drop_slice(ptr, len);
+    return result;
+}
+
 function getArrayU32FromWasm0(ptr, len) {
     ptr = ptr >>> 0;
     return getUint32ArrayMemory0().subarray(ptr / 4, ptr / 4 + len);
@@ -531,6 +639,16 @@ function passArray8ToWasm0(arg, malloc) {
     const ptr = malloc(arg.length * 1, 1) >>> 0;
     getUint8ArrayMemory0().set(arg, ptr / 1);
     WASM_VECTOR_LEN = arg.length;
+    return ptr;
+}
+
+function passArrayJsValueToWasm0(array, malloc) {
+    const ptr = malloc(array.length * 4, 4) >>> 0;
+    for (let i = 0; i < array.length; i++) {
+        const add = addToExternrefTable0(array[i]);
+        getDataViewMemory0().setUint32(ptr + 4 * i, add, true);
+    }
+    WASM_VECTOR_LEN = array.length;
     return ptr;
 }
 

@@ -165,7 +165,7 @@ browser_tests() {
   cargo build -p recall-host $flag || return 1
   (cd tests/browser && RECALL_BIN="$PWD/../../target/$profile/recall" \
     node --test --test-concurrency=1 highlight.test.mjs dashboard.test.mjs home.test.mjs markdown.test.mjs demo.test.mjs \
-      offline.test.mjs report.test.mjs views.test.mjs session-panel.test.mjs team.test.mjs settings.test.mjs)
+      offline.test.mjs lazy.test.mjs report.test.mjs views.test.mjs session-panel.test.mjs team.test.mjs settings.test.mjs)
 }
 
 step "install Chromium (Debian)" install_chromium

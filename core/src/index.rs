@@ -1,7 +1,10 @@
 //! An in-memory index: a manifest plus the generation files it names, handed
-//! in as bytes, and one index segment over them (built on first search after
-//! a change). The browser binding, the offline report viewer and the parity
-//! tests search through it.
+//! in as bytes, and the index segments that plan its searches — the store's
+//! own segment files when they are handed in ([`MemIndex::add_segment`]),
+//! else one segment built over the loaded shards (on first search after a
+//! change). The browser binding, the offline report viewer and the parity
+//! tests search through it; [`crate::lazy`] searches it before every
+//! generation is loaded.
 
 use crate::directory::{Directory, DirectoryCache};
 use crate::error::{CatalogError, LoadError};
@@ -35,6 +38,21 @@ pub enum IndexError {
         /// Its name.
         name: String,
     },
+    /// A segment's bytes do not hash to its name (`<hash16>.seg`).
+    #[error("segment {name} does not match its content hash")]
+    SegmentHash {
+        /// Its name.
+        name: String,
+    },
+    /// A segment did not open (torn, altered, not a segment) or names
+    /// something that is not a generation file.
+    #[error("segment {name} is not valid: {reason}")]
+    Segment {
+        /// Its name.
+        name: String,
+        /// Why.
+        reason: String,
+    },
 }
 
 /// A manifest and its shards, in memory.
@@ -48,6 +66,13 @@ pub struct MemIndex {
     use_index: bool,
     /// Planning tables of the last snapshots searched.
     directories: DirectoryCache,
+    /// The store's segments handed in, in the order given (by name).
+    store_segments: Vec<(String, Arc<Segment>)>,
+    /// One lookup table over `store_segments`, built when first needed.
+    store_set: OnceLock<Option<Arc<SegmentSet>>>,
+    /// Generations the caller could not fetch: a lazy search does not ask
+    /// for them again (they are skipped, and the answer says `unreadable`).
+    pub(crate) unavailable: std::collections::HashSet<String>,
 }
 
 impl Default for MemIndex {
@@ -65,6 +90,9 @@ impl MemIndex {
             segment: OnceLock::new(),
             use_index: true,
             directories: DirectoryCache::default(),
+            store_segments: Vec::new(),
+            store_set: OnceLock::new(),
+            unavailable: std::collections::HashSet::new(),
         }
     }
 
@@ -98,8 +126,86 @@ impl MemIndex {
             source,
         })?;
         self.shards.insert(name.to_string(), Arc::new(shard));
-        self.segment = OnceLock::new();
+        self.unavailable.remove(name);
+        if self.store_segments.is_empty() {
+            self.segment = OnceLock::new();
+        }
         Ok(())
+    }
+
+    /// Adds one of the store's index segments (`segments/<hash16>.seg`)
+    /// under its name. Refused: a name that is not the content hash of the
+    /// bytes, bytes that do not open as a segment, or a segment that names
+    /// anything but generation files. A segment only ever answers for the
+    /// generations it names (content hashes), so it may name generations
+    /// this index does not hold, or that the manifest no longer lists. Once
+    /// a segment is added, searches plan through the added segments only
+    /// (as the host does): a generation none of them covers falls back to
+    /// its trigram filter and a scan.
+    pub fn add_segment(&mut self, name: &str, bytes: &[u8]) -> Result<(), IndexError> {
+        if name != format!("{}.seg", crate::naming::hash16(bytes)) {
+            return Err(IndexError::SegmentHash {
+                name: name.to_string(),
+            });
+        }
+        if self.has_segment(name) {
+            return Ok(());
+        }
+        let seg = Segment::open(bytes.to_vec()).map_err(|e| IndexError::Segment {
+            name: name.to_string(),
+            reason: e.to_string(),
+        })?;
+        if let Some(bad) = seg
+            .names()
+            .iter()
+            .find(|g| !crate::naming::is_generation_file_name(g))
+        {
+            return Err(IndexError::Segment {
+                name: name.to_string(),
+                reason: format!("it names {bad:?}, which is not a generation file"),
+            });
+        }
+        self.store_segments.push((name.to_string(), Arc::new(seg)));
+        self.store_set = OnceLock::new();
+        Ok(())
+    }
+
+    /// Whether a segment was added under `name`.
+    pub fn has_segment(&self, name: &str) -> bool {
+        self.store_segments.iter().any(|(n, _)| n == name)
+    }
+
+    /// Drops added segments whose names are not in `keep` (a newer segment
+    /// list replaced them).
+    pub fn retain_segments(&mut self, keep: &[String]) {
+        let before = self.store_segments.len();
+        self.store_segments.retain(|(n, _)| keep.contains(n));
+        if self.store_segments.len() != before {
+            self.store_set = OnceLock::new();
+            self.segment = OnceLock::new();
+        }
+    }
+
+    /// Records that generation `name` could not be fetched, so a lazy
+    /// search stops asking for it (the session is skipped and the answer is
+    /// `partial`/`unreadable`, as the host answers for a lost file).
+    pub fn mark_unavailable(&mut self, name: &str) {
+        if !self.shards.contains_key(name) {
+            self.unavailable.insert(name.to_string());
+        }
+    }
+
+    /// The generations the current manifest names that are not loaded,
+    /// in manifest (session key) order.
+    pub fn missing_generations(&self) -> Vec<String> {
+        let mut seen = std::collections::HashSet::new();
+        self.manifest
+            .sessions
+            .values()
+            .map(|e| e.generation_file.as_str())
+            .filter(|g| !self.shards.contains_key(*g) && seen.insert(*g))
+            .map(str::to_string)
+            .collect()
     }
 
     /// Turns the index segment off or on (off = every session is filtered
@@ -158,6 +264,7 @@ impl MemIndex {
             .collect();
         let before = self.shards.len();
         self.shards.retain(|k, _| live.contains(k.as_str()));
+        self.unavailable.retain(|k| live.contains(k.as_str()));
         if self.shards.len() != before {
             self.segment = OnceLock::new();
         }
@@ -264,9 +371,16 @@ impl Catalog for MemIndex {
     }
 
     fn segments(&self) -> Option<Arc<SegmentSet>> {
-        match self.use_index {
-            true => self.segment(),
-            false => None,
+        match (self.use_index, self.store_segments.is_empty()) {
+            (false, _) => None,
+            (true, true) => self.segment(),
+            (true, false) => self
+                .store_set
+                .get_or_init(|| {
+                    let segs = self.store_segments.iter().map(|(_, s)| s.clone()).collect();
+                    Some(Arc::new(SegmentSet::new(segs)))
+                })
+                .clone(),
         }
     }
 
@@ -298,5 +412,38 @@ mod tests {
         assert!(index.superseded_records(&name).is_empty());
         index.add_generation(&name, &bytes).unwrap();
         assert_eq!(index.superseded_records(&name), [1, 2]);
+    }
+
+    #[test]
+    fn add_segment_refuses_bytes_it_cannot_trust() {
+        let mut index = MemIndex::new();
+        let named = |b: &[u8]| format!("{}.seg", crate::naming::hash16(b));
+        let junk = b"not a segment".to_vec();
+        assert!(matches!(
+            index.add_segment("0000000000000000.seg", &junk),
+            Err(IndexError::SegmentHash { .. })
+        ));
+        assert!(matches!(
+            index.add_segment(&named(&junk), &junk),
+            Err(IndexError::Segment { .. })
+        ));
+        // A valid segment that names something other than a generation file.
+        let shard = serde_json::json!({
+            "session": {"source": "pi", "session_id": "s", "title": null, "cwd": null, "branch": null,
+                "created_ms": 1, "updated_ms": 1, "messages": 1, "parent": null, "resume": null, "paths": []},
+            "records": [{"role": "user", "ts_ms": 1, "text": "hello", "seq": 1,
+                "locator": {"kind": "native_event", "line_no": 1, "content_hash16": "0000000000000000"}}],
+        });
+        let bytes = serde_json::to_vec(&shard).unwrap();
+        let prepared = PreparedShard::from_bytes(&bytes).unwrap();
+        let odd = segment::build(&[("../x.json", &prepared)]);
+        let err = index.add_segment(&named(&odd), &odd).unwrap_err();
+        assert!(err.to_string().contains("not a generation file"), "{err}");
+        assert!(!index.has_segment(&named(&odd)));
+        let good = segment::build(&[(&generation_file_name(&bytes), &prepared)]);
+        index.add_segment(&named(&good), &good).unwrap();
+        assert!(index.has_segment(&named(&good)));
+        index.retain_segments(&[]);
+        assert!(!index.has_segment(&named(&good)));
     }
 }

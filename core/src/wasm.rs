@@ -14,7 +14,18 @@
 //! index.searchJson('{"q":"straße"}');                   // → exactly MemIndex::search_json's bytes
 //! index.sessionQueryJson(name, '{"query":"surface"}');  // → exactly MemIndex::session_query_json's bytes
 //! index.viewsJson('{"query":"trace","key":"pi:…"}');      // → exactly MemIndex::views_json's bytes
+//! index.addSegment("0123456789abcdef.seg", bytes);      // a store segment; throws Error(message) on bad bytes
+//! index.hasSegment(name); index.retainSegments([names]); // → boolean; drops segments not named
+//! index.searchLazy({ q: "x" }, 16);                     // → the response, or { need: [generation names] }
+//! index.searchLazyJson('{"q":"x"}', 16);                // → exactly MemIndex::search_lazy_json's bytes
+//! index.markUnavailable(name);                          // a generation that could not be fetched
+//! index.missingGenerations();                           // → names the manifest lists that are not loaded
 //! ```
+//!
+//! Lazy search (`crate::lazy`): call `searchLazy`; while it answers `need`,
+//! fetch those generations, `addGeneration` them (or `markUnavailable`),
+//! and call again. The final answer equals `search` over a fully loaded
+//! index.
 //!
 //! `search` takes a plain object whose §4 fields are strings, numbers or
 //! booleans (`null`/`undefined` = absent) and returns plain objects: every
@@ -36,6 +47,8 @@
 //! | `recall_search(h, ptr, len) -> i64` | request JSON in; `(ptr << 32) \| len` of the response JSON (free it); 0 for an unknown handle |
 //! | `recall_session_query(h, name_ptr, name_len, ptr, len) -> i64` | one-session query JSON over generation `name`; output as `recall_search` |
 //! | `recall_views(h, ptr, len) -> i64` | view query JSON (session list, session view, lineage); output as `recall_search` |
+//! | `recall_add_segment(h, name_ptr, name_len, ptr, len) -> i32` | a store segment; as `recall_add_generation` |
+//! | `recall_search_lazy(h, max_need, ptr, len) -> i64` | `MemIndex::search_lazy_json`; output as `recall_search` |
 //! | `recall_last_error() -> i64` | `(ptr << 32) \| len` of the last refusal's message (owned by the module; valid until the next call) |
 //!
 //! Input buffers stay owned by the caller (free them after the call).
@@ -137,6 +150,65 @@ impl Index {
     #[wasm_bindgen(js_name = searchJson)]
     pub fn search_json(&self, request_json: &str) -> String {
         self.inner.search_json(request_json)
+    }
+
+    /// Adds a store segment; `name` must be `<hash16>.seg` of `bytes`.
+    #[wasm_bindgen(js_name = addSegment)]
+    pub fn add_segment(&mut self, name: &str, bytes: &[u8]) -> Result<(), JsError> {
+        self.inner
+            .add_segment(name, bytes)
+            .map_err(|e| JsError::new(&e.to_string()))
+    }
+
+    /// Whether a segment was added under `name`.
+    #[wasm_bindgen(js_name = hasSegment)]
+    pub fn has_segment(&self, name: &str) -> bool {
+        self.inner.has_segment(name)
+    }
+
+    /// Drops added segments not in `keep`.
+    #[wasm_bindgen(js_name = retainSegments)]
+    pub fn retain_segments(&mut self, keep: Vec<String>) {
+        self.inner.retain_segments(&keep);
+    }
+
+    /// A generation that could not be fetched: lazy searches stop asking.
+    #[wasm_bindgen(js_name = markUnavailable)]
+    pub fn mark_unavailable(&mut self, name: &str) {
+        self.inner.mark_unavailable(name);
+    }
+
+    /// Generations the manifest names that are not loaded.
+    #[wasm_bindgen(js_name = missingGenerations)]
+    pub fn missing_generations(&self) -> Vec<String> {
+        self.inner.missing_generations()
+    }
+
+    /// One lazy step: the §4 response (or §7 error body) as `search` gives
+    /// it, or `{need: [generation names]}` (at most `max_need`) to load
+    /// first.
+    #[wasm_bindgen(js_name = searchLazy)]
+    pub fn search_lazy(&self, request: JsValue, max_need: u32) -> Result<JsValue, JsError> {
+        let max = usize::try_from(max_need).unwrap_or(usize::MAX);
+        match request_from_js(request).and_then(|r| self.inner.search_lazy(&r, max)) {
+            Ok(crate::lazy::Lazy::Complete(resp)) => resp
+                .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+                .map_err(|e| JsError::new(&format!("response conversion failed: {e}"))),
+            Ok(crate::lazy::Lazy::Need(names)) => serde_json::json!({ "need": names })
+                .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+                .map_err(|e| JsError::new(&format!("response conversion failed: {e}"))),
+            Err(e) => js_sys::JSON::parse(&e.to_json())
+                .map_err(|_| JsError::new("error body conversion failed")),
+        }
+    }
+
+    /// Exactly `MemIndex::search_lazy_json`'s bytes.
+    #[wasm_bindgen(js_name = searchLazyJson)]
+    pub fn search_lazy_json(&self, request_json: &str, max_need: u32) -> String {
+        self.inner.search_lazy_json(
+            request_json,
+            usize::try_from(max_need).unwrap_or(usize::MAX),
+        )
     }
 }
 
@@ -273,6 +345,57 @@ pub unsafe extern "C" fn recall_add_generation(
         return 1;
     };
     report(with_index(handle, |ix| ix.add_generation(name, data)))
+}
+
+/// Adds store segment `name` (UTF-8 at `name_ptr`) with `len` bytes at `ptr`.
+///
+/// # Safety
+/// Both ranges must be readable memory of this module.
+#[no_mangle]
+pub unsafe extern "C" fn recall_add_segment(
+    handle: u32,
+    name_ptr: *const u8,
+    name_len: usize,
+    ptr: *const u8,
+    len: usize,
+) -> i32 {
+    // SAFETY: forwarded caller contract.
+    let (name, data) = unsafe { (bytes(name_ptr, name_len), bytes(ptr, len)) };
+    let Ok(name) = std::str::from_utf8(name) else {
+        LAST_ERROR.with(|e| *e.borrow_mut() = "segment name is not UTF-8".to_string());
+        return 1;
+    };
+    report(with_index(handle, |ix| ix.add_segment(name, data)))
+}
+
+/// One lazy search step: request JSON (`len` bytes at `ptr`) in,
+/// `MemIndex::search_lazy_json`'s output out as `(ptr << 32) | len` — free
+/// it with [`recall_free`]. 0 for an unknown handle.
+///
+/// # Safety
+/// `ptr..ptr+len` must be readable memory of this module.
+#[no_mangle]
+pub unsafe extern "C" fn recall_search_lazy(
+    handle: u32,
+    max_need: u32,
+    ptr: *const u8,
+    len: usize,
+) -> i64 {
+    // SAFETY: forwarded caller contract.
+    let data = unsafe { bytes(ptr, len) };
+    let max = usize::try_from(max_need).unwrap_or(usize::MAX);
+    let out = with_index(handle, |ix| match std::str::from_utf8(data) {
+        Ok(json) => ix.search_lazy_json(json, max),
+        Err(_) => QueryError::new(crate::ErrorCode::InvalidParam, "request is not UTF-8").to_json(),
+    });
+    match out {
+        None => 0,
+        Some(s) => {
+            let b = s.into_bytes().into_boxed_slice();
+            let len = b.len();
+            pack(Box::into_raw(b).cast::<u8>(), len)
+        }
+    }
 }
 
 /// Runs a search: request JSON (`len` bytes at `ptr`) in, response JSON out

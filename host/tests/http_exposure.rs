@@ -211,7 +211,21 @@ fn every_route_withholds_paths_and_resume_from_remote_clients_only() {
     let generation = entry["generation_file"].as_str().expect("generation");
     let gen_path = format!("/api/index/generations/{generation}");
     assert_eq!(h.local(&gen_path).status, 200);
-    for path in ["/api/index/manifest", gen_path.as_str()] {
+    let segs = h.local("/api/index/segments");
+    assert_eq!(segs.status, 200);
+    let seg_path = format!(
+        "/api/index/segments/{}",
+        segs.json()["segments"][0]["name"]
+            .as_str()
+            .expect("a segment")
+    );
+    assert_eq!(h.local(&seg_path).status, 200);
+    for path in [
+        "/api/index/manifest",
+        gen_path.as_str(),
+        "/api/index/segments",
+        seg_path.as_str(),
+    ] {
         let r = h.remote(path);
         assert_eq!(r.status, 403, "{path}");
         assert_eq!(r.json()["error"], "remote_forbidden", "{path}");

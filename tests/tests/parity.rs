@@ -7,6 +7,7 @@
 use recall_tests::parity::corpus::{self, Corpus};
 use recall_tests::parity::requests::{self, Expect};
 use recall_tests::parity::run::{run, Sides};
+use recall_tests::parity::segmented;
 use recall_tests::parity::shipped_wasm;
 use recall_tests::parity::wasm::WasmIndex;
 
@@ -73,6 +74,45 @@ fn native_and_wasm_agree_byte_for_byte() {
     assert_eq!(out.failures.len(), wrong.len(), "{out}");
 }
 
+/// The same probes through the store's own segment files: native and wasm
+/// indexes holding the segments, and lazy ones that start with only the
+/// manifest and segments and load what each search step asks for, all give
+/// the plain index's bytes.
+#[test]
+fn segments_and_lazy_loading_give_the_same_bytes() {
+    let corpus = corpus();
+    // Every 3rd probe (each costs five indexes here, the lazy ones several
+    // steps): ≈ 930 probes and their pages.
+    let probes: Vec<_> = requests::generate(&corpus.facts, REQUEST_SEED)
+        .into_iter()
+        .step_by(3)
+        .collect();
+    let wasm = shipped_wasm();
+    let mut sides = Sides::load(&corpus, &wasm)
+        .and_then(|s| s.with_segments(&corpus, &wasm))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let out = run(&mut sides, &probes).unwrap_or_else(|e| panic!("{e}"));
+    let seg = sides.segmented.as_ref().expect("segmented sides");
+    eprintln!(
+        "parity through segments: {out}lazy: {} requests, {} steps that asked for generations, {} generations loaded over {} fresh starts ({} generations in the corpus)",
+        seg.lazy_requests,
+        seg.lazy_rounds,
+        seg.lazy_loaded,
+        out.probes.div_ceil(segmented::RESET_EVERY),
+        corpus.generations.len()
+    );
+    assert!(out.is_clean(), "{out}");
+    assert!(out.cursor_pages >= 300, "too few cursor pages: {out}");
+    assert!(seg.lazy_rounds >= 100, "the lazy index rarely had to load");
+    // Segments make the lazy index load less than everything per start.
+    let starts = out.probes.div_ceil(segmented::RESET_EVERY);
+    assert!(
+        seg.lazy_loaded < starts * corpus.generations.len() / 2,
+        "lazy loading fetched nearly everything: {} over {starts} starts",
+        seg.lazy_loaded
+    );
+}
+
 #[test]
 fn byte_abi_refuses_bad_input_with_a_message() {
     let mut w = WasmIndex::load(&shipped_wasm()).unwrap_or_else(|e| panic!("{e}"));
@@ -84,6 +124,16 @@ fn byte_abi_refuses_bad_input_with_a_message() {
         .set_manifest(b"not json")
         .expect_err("a bad manifest must be refused");
     assert!(err.to_string().contains("manifest"), "{err}");
+    let err = w
+        .add_segment("0000000000000000.seg", b"not a segment")
+        .expect_err("a segment name that is not the content hash must be refused");
+    assert!(err.to_string().contains("content hash"), "{err}");
+    let junk = b"RSEG but torn";
+    let name = format!("{}.seg", recall_core::naming::hash16(junk));
+    let err = w
+        .add_segment(&name, junk)
+        .expect_err("bytes that are not a segment must be refused");
+    assert!(err.to_string().contains("not valid"), "{err}");
     // An empty index still answers with a well-formed response.
     let body = w
         .search_json(r#"{"q":"anything"}"#)

@@ -40,6 +40,51 @@ export class Engine {
     return this.index.hasGeneration(name);
   }
 
+  /** Adds one of the store's index segments; the core checks that `name` hashes `bytes`. */
+  addSegment(name, bytes) {
+    if (this.index.hasSegment(name)) return;
+    this.index.addSegment(name, bytes);
+  }
+
+  /**
+   * Loads the generations `names` through `load(name) → Promise<bytes>`
+   * (in parallel); one that cannot be fetched or is refused is marked
+   * unavailable, so a lazy search skips it (`partial`/`unreadable`) instead
+   * of asking again.
+   */
+  async ensure(names, load) {
+    const want = [...new Set(names)].filter((n) => !this.index.hasGeneration(n));
+    const got = await Promise.all(want.map((n) => load(n).then((b) => [n, b], () => [n, null])));
+    for (const [n, bytes] of got) {
+      try {
+        if (!bytes) throw new Error('unavailable');
+        this.index.addGeneration(n, bytes);
+      } catch {
+        this.index.markUnavailable(n);
+      }
+    }
+  }
+
+  /**
+   * §4 search before every generation is loaded: the core answers, or names
+   * the generations its scan reached that are not loaded (in scan order, at
+   * most `maxNeed`); they are loaded with `load` and the core is asked
+   * again. The answer equals `search` over a fully loaded index.
+   */
+  async searchLazy(request, load, { maxNeed = 16 } = {}) {
+    const json = JSON.stringify(clean(request));
+    for (;;) {
+      const body = JSON.parse(this.index.searchLazyJson(json, maxNeed));
+      if (!Array.isArray(body.need)) return body;
+      await this.ensure(body.need, load);
+    }
+  }
+
+  /** The generation file of session `key` (exact key), or null. */
+  generationOf(key) {
+    return this.manifest.sessions?.[key]?.generation_file ?? null;
+  }
+
   /** §4 search: a request object in, the response (or §7 error body) out. */
   search(request) {
     return JSON.parse(this.index.searchJson(JSON.stringify(clean(request))));

@@ -1,9 +1,11 @@
 //! A small promise wrapper over IndexedDB for the offline copy of the index:
-//! store `meta` holds the manifest bytes, store `generations` the generation
-//! files by name. Usable from the page and from the search worker.
+//! store `meta` holds the manifest bytes and the segment list, store
+//! `segments` the index segment files and store `generations` the generation
+//! files, each by name. Usable from the page and from the search worker.
 
 const DB_NAME = 'recall-offline';
-const VERSION = 1;
+const VERSION = 2;
+const STORES = ['meta', 'segments', 'generations'];
 
 function request(req) {
   return new Promise((resolve, reject) => {
@@ -20,8 +22,9 @@ export function open() {
     const req = indexedDB.open(DB_NAME, VERSION);
     req.onupgradeneeded = () => {
       const db = req.result;
-      if (!db.objectStoreNames.contains('meta')) db.createObjectStore('meta');
-      if (!db.objectStoreNames.contains('generations')) db.createObjectStore('generations');
+      for (const name of STORES) {
+        if (!db.objectStoreNames.contains(name)) db.createObjectStore(name);
+      }
     };
     opened = request(req);
   }
@@ -56,12 +59,11 @@ export async function keys(store) {
   return request(db.transaction(store).objectStore(store).getAllKeys());
 }
 
-/** Clears both stores. */
+/** Clears every store. */
 export async function clearAll() {
   const db = await open();
-  const tx = db.transaction(['meta', 'generations'], 'readwrite');
-  tx.objectStore('meta').clear();
-  tx.objectStore('generations').clear();
+  const tx = db.transaction(STORES, 'readwrite');
+  for (const name of STORES) tx.objectStore(name).clear();
   return done(tx);
 }
 

@@ -25,6 +25,7 @@ impl BackendError {
     }
 }
 
+pub use super::routes::segments::{SegmentListing, SegmentSummary};
 pub use crate::index::{IndexStatus, Phase};
 
 /// The store and indexer, as the server sees them.
@@ -47,6 +48,18 @@ pub trait Backend: Send + Sync + 'static {
     /// `name` has already been checked with
     /// [`recall_core::naming::is_generation_file_name`].
     fn generation(&self, name: &str) -> Result<Option<Vec<u8>>, BackendError>;
+
+    /// The live index segments (`GET /api/index/segments`); none by default
+    /// (a backend without segments is searched by filters and scans).
+    fn segment_list(&self) -> Result<SegmentListing, BackendError> {
+        Ok(SegmentListing::default())
+    }
+
+    /// The bytes of segment file `name` (already checked to be
+    /// `<hash16>.seg`); `None` when no such segment exists.
+    fn segment(&self, _name: &str) -> Result<Option<Vec<u8>>, BackendError> {
+        Ok(None)
+    }
 
     /// The indexer's status.
     fn status(&self) -> IndexStatus;

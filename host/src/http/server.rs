@@ -129,6 +129,8 @@ pub fn router(state: AppState, security: Security) -> Router {
             "/api/index/generations/{file}",
             get(routes::shards::generation),
         )
+        .route("/api/index/segments", get(routes::segments::list))
+        .route("/api/index/segments/{file}", get(routes::segments::segment))
         .route(
             "/api/index/clear",
             post(routes::admin::clear).route_layer(middleware::from_fn(super::state_change::gate)),

@@ -1,7 +1,7 @@
 //! The [`Backend`] of `recall serve`: the on-disk store, its shard arena and
 //! its incremental indexer.
 
-use super::backend::{Backend, BackendError, IndexStatus};
+use super::backend::{Backend, BackendError, IndexStatus, SegmentListing, SegmentSummary};
 use crate::catalog::StoreCatalog;
 use crate::index::Indexer;
 use crate::store::manifest;
@@ -150,6 +150,27 @@ impl Backend for StoreBackend {
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(BackendError::new(format!("cannot read a generation: {e}"))),
         }
+    }
+
+    fn segment_list(&self) -> Result<SegmentListing, BackendError> {
+        let list = self.catalog.store().segment_list().map_err(err)?;
+        Ok(SegmentListing {
+            store_id: list.store_id,
+            revision: list.revision,
+            segments: list
+                .segments
+                .into_iter()
+                .map(|s| SegmentSummary {
+                    name: s.name,
+                    generations: s.generations,
+                    source_bytes: s.source_bytes,
+                })
+                .collect(),
+        })
+    }
+
+    fn segment(&self, name: &str) -> Result<Option<Vec<u8>>, BackendError> {
+        self.catalog.store().segment_bytes(name).map_err(err)
     }
 
     fn status(&self) -> IndexStatus {

@@ -79,6 +79,12 @@ impl Backend for TeamBackend {
     fn generation(&self, name: &str) -> Result<Option<Vec<u8>>, BackendError> {
         self.inner.generation(name)
     }
+    fn segment_list(&self) -> Result<crate::http::backend::SegmentListing, BackendError> {
+        self.inner.segment_list()
+    }
+    fn segment(&self, name: &str) -> Result<Option<Vec<u8>>, BackendError> {
+        self.inner.segment(name)
+    }
     fn status(&self) -> IndexStatus {
         self.inner.status()
     }

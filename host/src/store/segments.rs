@@ -123,7 +123,8 @@ pub fn segment_name(bytes: &[u8]) -> String {
     format!("{}.{EXT}", hash16(bytes))
 }
 
-fn is_segment_name(name: &str) -> bool {
+/// Whether `name` is a segment file name (`<hash16>.seg`, lowercase hex).
+pub fn is_segment_name(name: &str) -> bool {
     name.len() == 16 + 1 + EXT.len()
         && name.ends_with(EXT)
         && name[..16]
@@ -189,6 +190,21 @@ impl Store {
     /// The segments folder.
     pub fn segments_dir(&self) -> std::path::PathBuf {
         self.dir().join(SEGMENTS)
+    }
+
+    /// The bytes of segment file `name` (listed or not: segments are
+    /// immutable and content-named); `None` for a name that is not a
+    /// segment's or a file that does not exist.
+    pub fn segment_bytes(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        if !is_segment_name(name) {
+            return Ok(None);
+        }
+        let path = self.segments_dir().join(name);
+        match fs::read(&path) {
+            Ok(b) => Ok(Some(b)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(StoreError::io(&path, e)),
+        }
     }
 
     /// The live list of the current store.

@@ -14,6 +14,7 @@ pub mod filters;
 pub mod requests;
 pub mod rng;
 pub mod run;
+pub mod segmented;
 pub mod wasm;
 
 use std::path::{Path, PathBuf};

@@ -4,6 +4,7 @@
 
 use super::corpus::Corpus;
 use super::requests::{Expect, Probe};
+use super::segmented::Segmented;
 use super::wasm::WasmIndex;
 use super::ParityError;
 use recall_core::MemIndex;
@@ -79,6 +80,10 @@ pub struct Sides {
     pub native: MemIndex,
     /// The wasm index.
     pub wasm: WasmIndex,
+    /// When set, every request also goes through the store's segment files
+    /// (native, wasm, and lazily loaded native and wasm), which must give
+    /// the same bytes.
+    pub segmented: Option<Segmented>,
 }
 
 impl Sides {
@@ -96,7 +101,21 @@ impl Sides {
             .set_manifest(&corpus.manifest)
             .map_err(|e| ParityError::Native(e.to_string()))?;
         w.set_manifest(&corpus.manifest)?;
-        Ok(Sides { native, wasm: w })
+        Ok(Sides {
+            native,
+            wasm: w,
+            segmented: None,
+        })
+    }
+
+    /// Adds the four segment-path sides ([`Segmented`]).
+    pub fn with_segments(
+        mut self,
+        corpus: &Corpus,
+        wasm: &std::path::Path,
+    ) -> Result<Sides, ParityError> {
+        self.segmented = Some(Segmented::load(corpus, wasm)?);
+        Ok(self)
     }
 
     /// One request to both sides; the native answer, or a recorded diff.
@@ -104,12 +123,26 @@ impl Sides {
         out.requests += 1;
         let n = self.native.search_json(request);
         let w = self.wasm.search_json(request)?;
-        if n == w {
-            Ok(Some(n))
-        } else {
+        if n != w {
             out.diffs.push(describe_diff(request, &n, &w));
-            Ok(None)
+            return Ok(None);
         }
+        if let Some(seg) = &mut self.segmented {
+            let others = [
+                ("segments, native", seg.native.search_json(request)),
+                ("segments, wasm", seg.wasm.search_json(request)?),
+                ("lazy, native", seg.lazy_native(request)?),
+                ("lazy, wasm", seg.lazy_wasm(request)?),
+            ];
+            for (side, body) in others {
+                if body != n {
+                    let d = describe_diff(request, &n, &body);
+                    out.diffs.push(format!("[{side}] {d}"));
+                    return Ok(None);
+                }
+            }
+        }
+        Ok(Some(n))
     }
 }
 
@@ -118,6 +151,9 @@ pub fn run(sides: &mut Sides, probes: &[Probe]) -> Result<Outcome, ParityError> 
     let mut out = Outcome::default();
     for (i, p) in probes.iter().enumerate() {
         out.probes += 1;
+        if let Some(seg) = &mut sides.segmented {
+            seg.next_probe()?;
+        }
         let Some(first) = sides.both(&p.request, &mut out)? else {
             continue;
         };

@@ -1,6 +1,7 @@
 //! The shipped `.wasm` in wasmtime, driven through the core's byte ABI
 //! (`recall_alloc`, `recall_free`, `recall_index_new`, `recall_set_manifest`,
-//! `recall_add_generation`, `recall_search`, `recall_session_query`, `recall_views`,
+//! `recall_add_generation`, `recall_add_segment`, `recall_search`,
+//! `recall_search_lazy`, `recall_session_query`, `recall_views`,
 //! `recall_last_error`; see
 //! `core/src/wasm.rs`). The JS imports wasm-bindgen adds are defined as
 //! traps: the byte ABI never calls them.
@@ -18,6 +19,8 @@ pub struct WasmIndex {
     set_manifest: TypedFunc<(u32, u32, u32), i32>,
     add_generation: TypedFunc<(u32, u32, u32, u32, u32), i32>,
     search: TypedFunc<(u32, u32, u32), i64>,
+    add_segment: TypedFunc<(u32, u32, u32, u32, u32), i32>,
+    search_lazy: TypedFunc<(u32, u32, u32, u32), i64>,
     session_query: TypedFunc<(u32, u32, u32, u32, u32), i64>,
     views: TypedFunc<(u32, u32, u32), i64>,
     last_error: TypedFunc<(), i64>,
@@ -62,6 +65,8 @@ impl WasmIndex {
             set_manifest: func!("recall_set_manifest"),
             add_generation: func!("recall_add_generation"),
             search: func!("recall_search"),
+            add_segment: func!("recall_add_segment"),
+            search_lazy: func!("recall_search_lazy"),
             session_query: func!("recall_session_query"),
             views: func!("recall_views"),
             last_error: func!("recall_last_error"),
@@ -141,6 +146,45 @@ impl WasmIndex {
         self.release(ptr, bytes.len())?;
         self.release(n, name.len())?;
         self.check(code, name)
+    }
+
+    /// Adds a store segment.
+    pub fn add_segment(&mut self, name: &str, bytes: &[u8]) -> Result<(), ParityError> {
+        let n = self.put(name.as_bytes())?;
+        let ptr = self.put(bytes)?;
+        let args = (self.handle, n, name.len() as u32, ptr, bytes.len() as u32);
+        let code = self
+            .add_segment
+            .call(&mut self.store, args)
+            .map_err(wasm_err("recall_add_segment"))?;
+        self.release(ptr, bytes.len())?;
+        self.release(n, name.len())?;
+        self.check(code, name)
+    }
+
+    /// One lazy search step: request JSON in, the response or
+    /// `{"need":[…]}` out.
+    pub fn search_lazy_json(
+        &mut self,
+        request: &str,
+        max_need: u32,
+    ) -> Result<String, ParityError> {
+        let ptr = self.put(request.as_bytes())?;
+        let args = (self.handle, max_need, ptr, request.len() as u32);
+        let packed = self
+            .search_lazy
+            .call(&mut self.store, args)
+            .map_err(wasm_err("recall_search_lazy"))?;
+        self.release(ptr, request.len())?;
+        if packed == 0 {
+            return Err(ParityError::Wasm(
+                "recall_search_lazy: unknown handle".into(),
+            ));
+        }
+        let out = self.read(packed)?;
+        let len = (packed as u64 & 0xFFFF_FFFF) as usize;
+        self.release((packed as u64 >> 32) as u32, len)?;
+        String::from_utf8(out).map_err(|e| ParityError::Wasm(format!("output is not UTF-8: {e}")))
     }
 
     /// Runs one search: request JSON in, response JSON out.

@@ -6,6 +6,7 @@ pub mod admin;
 pub mod export;
 pub mod one_session;
 pub mod search;
+pub mod segments;
 pub mod session;
 pub mod sessions;
 pub mod shards;

@@ -15,7 +15,7 @@ use recall_core::naming::{hash16, is_generation_file_name};
 pub const IMMUTABLE: &str = "public, max-age=31536000, immutable";
 
 /// Whether `If-None-Match` names `etag` (or `*`).
-fn not_modified(headers: &HeaderMap, etag: &str) -> bool {
+pub(super) fn not_modified(headers: &HeaderMap, etag: &str) -> bool {
     headers
         .get_all(header::IF_NONE_MATCH)
         .iter()
@@ -25,7 +25,12 @@ fn not_modified(headers: &HeaderMap, etag: &str) -> bool {
         .any(|t| t == etag || t == "*")
 }
 
-fn cached(body: Vec<u8>, etag: &str, cache: &'static str, headers: &HeaderMap) -> Response {
+pub(super) fn cached(
+    body: Vec<u8>,
+    etag: &str,
+    cache: &'static str,
+    headers: &HeaderMap,
+) -> Response {
     let mut r = if not_modified(headers, etag) {
         StatusCode::NOT_MODIFIED.into_response()
     } else {
