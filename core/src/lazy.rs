@@ -29,7 +29,7 @@ use std::sync::Arc;
 #[derive(Debug)]
 pub enum Lazy {
     /// The answer: every candidate the scan reached was loaded.
-    Complete(Response),
+    Complete(Box<Response>),
     /// Load these generations (file names, in scan order, at most the
     /// `max_need` asked for) and ask again.
     Need(Vec<String>),
@@ -113,7 +113,7 @@ impl MemIndex {
         let response = search_request(request, &env)?;
         let mut need = catalog.need.into_inner();
         if need.is_empty() {
-            return Ok(Lazy::Complete(response));
+            return Ok(Lazy::Complete(Box::new(response)));
         }
         need.truncate(max_need.max(1));
         Ok(Lazy::Need(need))

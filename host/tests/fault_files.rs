@@ -494,7 +494,8 @@ fn irregular_or_stalled_secondary_files_are_skipped_and_named() {
     o.unit_deadline = Duration::from_millis(500);
     let store = Arc::new(Store::open(&home.join("store-hostile")).unwrap());
     let t = Instant::now();
-    let report = Indexer::new(store.clone(), o).sweep().unwrap();
+    let ix = Indexer::new(store.clone(), o);
+    let report = ix.sweep().unwrap();
     release.store(true, Ordering::SeqCst);
     assert!(
         t.elapsed() < Duration::from_secs(30),
@@ -521,6 +522,12 @@ fn irregular_or_stalled_secondary_files_are_skipped_and_named() {
         });
         assert!(named, "{f:?} named in {:#?}", report.skipped_files);
     }
+    // Status names them too, until the next full discovery.
+    assert_eq!(
+        ix.progress().snapshot().skipped_files,
+        report.skipped_files,
+        "status lists the left-out files"
+    );
 }
 
 /// `recall index` exits 0 when everything was indexed and 3 when a unit of
@@ -601,4 +608,53 @@ fn a_claude_copy_caught_mid_replay_never_takes_its_parents_key() {
         .sessions
         .iter()
         .all(|(k, e)| k == &key || e.files[0].path != parent.to_string_lossy()));
+}
+
+/// Planning `stat`s every source file after discovery listed the roots; a
+/// mount that hangs in between must not stall the sweep: past the root
+/// deadline the sweep fails with a clear error (nothing published, nothing
+/// lost), and once the mount answers the next sweep indexes as usual.
+#[test]
+fn a_planning_stall_fails_the_sweep_instead_of_hanging_it() {
+    use recall_host::index::{IndexError, Indexer, RootHook};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let home = temp_dir("stallplan");
+    write_session(&home, 1, 3, 100);
+    let (store, opts) = indexer(&home);
+    Indexer::new(store.clone(), opts.clone()).sweep().unwrap();
+    let before = store.current().unwrap();
+    write_session(&home, 2, 3, 100);
+    let release = Arc::new(AtomicBool::new(false));
+    let r = release.clone();
+    let mut hung = opts.clone();
+    hung.root_deadline = Duration::from_millis(800);
+    hung.plan_fault = Some(RootHook::new(move |_| {
+        while !r.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }));
+    let ix = Indexer::new(store.clone(), hung);
+    let t = Instant::now();
+    let err = ix.sweep().expect_err("a stalled plan fails the sweep");
+    assert!(
+        t.elapsed() < Duration::from_secs(20),
+        "the sweep did not hang"
+    );
+    assert!(matches!(err, IndexError::PlanStalled(_)), "{err}");
+    assert!(err.to_string().contains("did not answer"), "{err}");
+    assert!(!ix.progress().running(), "the sweep is over");
+    assert_eq!(
+        store.current().unwrap().revision,
+        before.revision,
+        "nothing published"
+    );
+    release.store(true, Ordering::SeqCst);
+    let report = Indexer::new(store.clone(), opts).sweep().unwrap();
+    assert_eq!(report.new_sessions, 1, "{report:?}");
+    assert!(store
+        .current()
+        .unwrap()
+        .sessions
+        .contains_key(&session_key(2)));
 }

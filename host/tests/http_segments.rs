@@ -121,7 +121,7 @@ fn lazy_search_over_served_segments_answers_as_the_daemon() {
         let req = Request::from_pairs(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())));
         let answer = loop {
             match index.search_lazy(&req, 3).expect("search") {
-                Lazy::Complete(r) => break r,
+                Lazy::Complete(r) => break *r,
                 Lazy::Need(names) => {
                     assert!(!names.is_empty() && names.len() <= 3, "{names:?}");
                     for n in names {

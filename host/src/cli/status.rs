@@ -85,6 +85,7 @@ pub fn run(g: &Globals, a: StatusArgs) -> anyhow::Result<Found> {
             last_reconcile_ms: None,
             failed_units: crate::index::FailedUnit::from_state(&st),
             truncated_sessions: crate::index::build::truncated_sessions(&m),
+            skipped_files: plan.skipped_files.clone(),
         },
         availability: crate::index::Availability::of(ctx.policy.enabled, !st.backfilled),
         revision: m.revision,
@@ -174,6 +175,9 @@ pub fn run(g: &Globals, a: StatusArgs) -> anyhow::Result<Found> {
     }
     for k in &s.index.truncated_sessions {
         outln!("truncated   {}", super::render::sanitize(k))?;
+    }
+    for f in &s.index.skipped_files {
+        outln!("left out    {}", super::render::sanitize(f))?;
     }
     Ok(Found::Yes)
 }

@@ -26,6 +26,9 @@ use std::net::{IpAddr, SocketAddr};
 /// The only thing a remote client learns about a degraded source root.
 pub const UNVERIFIED_ROOT: &str = "Source root could not be verified.";
 
+/// What a remote client reads for a unit that could not be indexed.
+pub const UNINDEXED_FILE: &str = "A source file could not be indexed.";
+
 /// Who is asking, as far as what they may see is concerned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Exposure {
@@ -114,6 +117,32 @@ impl Exposure {
         }
     }
 
+    /// Units that could not be indexed, and a full discovery's left-out
+    /// files, as the client may see them: everything locally; for a remote
+    /// client no path and no system message (either can name files) — a
+    /// failed unit keeps its session key, and each keeps its place (the
+    /// count).
+    pub fn failed_units(self, units: Vec<crate::index::FailedUnit>) -> Value {
+        match self {
+            Exposure::Local => serde_json::to_value(units).unwrap_or_default(),
+            Exposure::Remote => Value::Array(
+                units
+                    .iter()
+                    .map(|u| serde_json::json!({"key": u.key, "reason": UNINDEXED_FILE}))
+                    .collect(),
+            ),
+        }
+    }
+
+    /// Left-out files (`path: reason` lines) as the client may see them:
+    /// only their count for a remote client (an array of `null`s).
+    pub fn skipped_files(self, files: Vec<String>) -> Value {
+        match self {
+            Exposure::Local => serde_json::to_value(files).unwrap_or_default(),
+            Exposure::Remote => Value::Array(files.iter().map(|_| Value::Null).collect()),
+        }
+    }
+
     /// The agent directories looked in, as `{source, dir?, exists}`: no
     /// `dir` for a remote client.
     pub fn root(self, source: recall_core::model::Source, dir: &std::path::Path) -> Value {
@@ -189,6 +218,42 @@ mod tests {
         assert_eq!(v["session"]["title"], "t");
         assert_eq!(v["descendants"][0]["resume"], Value::Null);
         assert_eq!(v["descendants"][0]["children"][0]["resume"], Value::Null);
+    }
+
+    #[test]
+    fn remote_failed_units_and_left_out_files_name_no_file() {
+        use crate::index::FailedUnit;
+        let units = vec![
+            FailedUnit {
+                path: "/h/.codex/sessions/a.jsonl".into(),
+                key: Some("codex:a".into()),
+                reason: "/h/.codex/sessions/a.jsonl: truncated zstd".into(),
+            },
+            FailedUnit {
+                path: "/h/.claude/projects/p/b.jsonl".into(),
+                key: None,
+                reason: "not a regular file".into(),
+            },
+        ];
+        let local = Exposure::Local.failed_units(units.clone());
+        assert_eq!(local, serde_json::to_value(&units).unwrap());
+        let remote = Exposure::Remote.failed_units(units);
+        assert_eq!(
+            remote,
+            serde_json::json!([
+                {"key": "codex:a", "reason": UNINDEXED_FILE},
+                {"key": null, "reason": UNINDEXED_FILE},
+            ])
+        );
+        let files = vec!["/h/.kimi/sessions/x/wire.jsonl: not a regular file".to_string()];
+        assert_eq!(
+            Exposure::Local.skipped_files(files.clone()),
+            serde_json::json!(files)
+        );
+        assert_eq!(
+            Exposure::Remote.skipped_files(files),
+            serde_json::json!([null])
+        );
     }
 
     #[test]

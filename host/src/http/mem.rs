@@ -45,6 +45,7 @@ impl MemBackend {
                 last_reconcile_ms: None,
                 failed_units: Vec::new(),
                 truncated_sessions: Vec::new(),
+                skipped_files: Vec::new(),
             }),
             building: Mutex::new(false),
             gate: None,

@@ -192,6 +192,7 @@ impl Backend for StoreBackend {
             last_reconcile_ms: p.last_reconcile_ms,
             failed_units: self.indexer.failed_units(),
             truncated_sessions: self.indexer.truncated_sessions(),
+            skipped_files: p.skipped_files,
         }
     }
 

@@ -43,6 +43,12 @@ pub enum IndexError {
     /// The store refused or failed.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// Planning (a `stat` of every source file) did not answer within the
+    /// root deadline: a source directory hung after discovery listed it.
+    /// The sweep publishes nothing; its planning thread is left behind and
+    /// the next sweep plans afresh.
+    #[error("planning the sweep did not answer within {} s (a hung mount?)", .0.as_secs_f64())]
+    PlanStalled(Duration),
 }
 
 /// How the indexer runs.
@@ -74,6 +80,9 @@ pub struct IndexOptions {
     /// Fault injection for tests: called with each source file's path
     /// before its cursor is captured (e.g. to hang like a stalled file).
     pub file_fault: Option<RootHook>,
+    /// Fault injection for tests: called on the planning thread with each
+    /// unit's main file before the plan `stat`s it. `None` in production.
+    pub plan_fault: Option<RootHook>,
 }
 
 /// Default [`IndexOptions::unit_deadline`].
@@ -119,6 +128,7 @@ impl IndexOptions {
             root_deadline: ROOT_DEADLINE,
             root_fault: None,
             file_fault: None,
+            plan_fault: None,
         }
     }
 
@@ -405,9 +415,18 @@ impl Indexer {
         let st = self.store.indexer_state()?;
         let found = roots::discover(&self.opts);
         let reparse = needs_reparse(&m);
-        let mut plan = plan::plan(found.units, &m, &st, reparse, self.horizon(), false);
+        let mut plan = roots::plan_bounded(
+            &self.opts,
+            found.units,
+            &m,
+            &st,
+            reparse,
+            self.horizon(),
+            false,
+        )?;
         roots::spare_stalled(&mut plan, &m, &found.stalled);
         plan.degraded_roots = found.degraded;
+        plan.skipped_files = found.skipped_files;
         Ok(plan)
     }
 }

@@ -68,6 +68,9 @@ pub struct Plan {
     /// Roots that cannot be listed or did not answer in time (filled by
     /// the bounded discovery, [`super::roots`]).
     pub degraded_roots: Vec<super::progress::DegradedRoot>,
+    /// Files discovery left out (not regular, or not answering): `path:
+    /// reason`. Empty unless the plan came from [`crate::index::Indexer::plan`].
+    pub skipped_files: Vec<String>,
 }
 
 impl Plan {

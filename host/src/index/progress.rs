@@ -208,6 +208,11 @@ pub struct IndexStatus {
     /// prefix), by key.
     #[serde(default)]
     pub truncated_sessions: Vec<String>,
+    /// Files the last full discovery left out (a FIFO, a device, a file that
+    /// did not answer in time: `path: reason`); their units are indexed
+    /// without them.
+    #[serde(default)]
+    pub skipped_files: Vec<String>,
 }
 
 impl IndexStatus {
@@ -224,6 +229,7 @@ impl IndexStatus {
             last_reconcile_ms: None,
             failed_units: Vec::new(),
             truncated_sessions: Vec::new(),
+            skipped_files: Vec::new(),
         }
     }
 }
@@ -245,6 +251,7 @@ pub struct Progress {
     started_ms: AtomicI64,
     last_reconcile_ms: AtomicI64,
     degraded_roots: Mutex<Vec<DegradedRoot>>,
+    skipped_files: Mutex<Vec<String>>,
 }
 
 /// A consistent-enough copy of the counters, serializable for status routes.
@@ -274,6 +281,8 @@ pub struct ProgressSnapshot {
     pub last_sweep_ms: Option<i64>,
     /// Wall-clock ms when the last sweep that finished had started.
     pub last_reconcile_ms: Option<i64>,
+    /// Files the last full discovery left out (`path: reason`).
+    pub skipped_files: Vec<String>,
 }
 
 impl ProgressSnapshot {
@@ -314,6 +323,21 @@ impl Progress {
             *d = degraded;
         }
         self.running.store(true, Relaxed);
+    }
+
+    /// Records the files a sweep left out: a full sweep's list replaces the
+    /// last one; a focused sweep (no discovery) only adds what it met.
+    pub(crate) fn note_skipped_files(&self, files: &[String], full: bool) {
+        if let Ok(mut s) = self.skipped_files.lock() {
+            if full {
+                s.clear();
+            }
+            for f in files {
+                if !s.contains(f) {
+                    s.push(f.clone());
+                }
+            }
+        }
     }
 
     /// Counts one unit read.
@@ -379,6 +403,11 @@ impl Progress {
             degraded_roots,
             last_sweep_ms: (last > 0).then_some(last),
             last_reconcile_ms: (reconciled > 0).then_some(reconciled),
+            skipped_files: self
+                .skipped_files
+                .lock()
+                .map(|s| s.clone())
+                .unwrap_or_default(),
         }
     }
 }

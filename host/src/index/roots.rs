@@ -8,7 +8,7 @@
 
 use super::plan::Plan;
 use super::progress::{DegradedRoot, RootProblem};
-use super::IndexOptions;
+use super::{IndexError, IndexOptions};
 use crate::extract::{self, Roots, SessionSource};
 use recall_core::model::{Manifest, Source};
 use std::path::{Path, PathBuf};
@@ -181,6 +181,41 @@ fn not_answering(source: Source, path: &Path, deadline: Duration) -> DegradedRoo
         deadline.as_secs_f64()
     );
     DegradedRoot::new(source, path, RootProblem::NotAnswering, message)
+}
+
+/// [`super::plan::plan`] on a thread of its own, waited for at most the
+/// root deadline: planning `stat`s every source file, and a mount that hangs
+/// after discovery listed it must not stall the sweep (nor a daemon's
+/// indexer loop) for good. Past the deadline the thread is left behind and
+/// the sweep fails with [`IndexError::PlanStalled`].
+pub fn plan_bounded(
+    opts: &IndexOptions,
+    units: Vec<SessionSource>,
+    m: &Arc<Manifest>,
+    st: &crate::store::IndexerState,
+    reparse: bool,
+    horizon: Option<i64>,
+    focused: bool,
+) -> Result<Plan, IndexError> {
+    let (tx, rx) = mpsc::channel();
+    let (m, st, hook) = (m.clone(), st.clone(), opts.plan_fault.clone());
+    let spawned = std::thread::Builder::new()
+        .name("recall-plan".into())
+        .spawn(move || {
+            if let Some(h) = &hook {
+                for u in &units {
+                    if let Some(main) = u.files.first() {
+                        h.call(main);
+                    }
+                }
+            }
+            let _ = tx.send(super::plan::plan(units, &m, &st, reparse, horizon, focused));
+        });
+    if spawned.is_err() {
+        return Err(IndexError::PlanStalled(Duration::ZERO));
+    }
+    rx.recv_timeout(opts.root_deadline)
+        .map_err(|_| IndexError::PlanStalled(opts.root_deadline))
 }
 
 /// Keeps what a stalled root holds out of `plan`'s losses: its sessions

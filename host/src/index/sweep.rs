@@ -172,7 +172,14 @@ fn run_over(
     report.units = units.len();
     let reparse = needs_reparse(&m);
     let horizon = ix.horizon();
-    let mut plan = plan::plan(units, &m, &st, reparse, horizon, focused);
+    let mut plan =
+        match super::roots::plan_bounded(&ix.opts, units, &m, &st, reparse, horizon, focused) {
+            Ok(plan) => plan,
+            Err(e) => {
+                ix.progress.abort();
+                return Err(e);
+            }
+        };
     super::roots::spare_stalled(&mut plan, &m, &stalled);
     report.unchanged = plan.unchanged;
     report.degraded_roots = degraded.clone();
@@ -187,6 +194,8 @@ fn run_over(
     match result {
         Ok(files_indexed) => {
             report.elapsed_ms = started.elapsed().as_millis() as u64;
+            ix.progress
+                .note_skipped_files(&report.skipped_files, !focused);
             ix.progress.finish(wall_ms(), files_indexed);
             Ok(report)
         }
