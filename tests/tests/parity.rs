@@ -81,11 +81,12 @@ fn native_and_wasm_agree_byte_for_byte() {
 #[test]
 fn segments_and_lazy_loading_give_the_same_bytes() {
     let corpus = corpus();
-    // Every 3rd probe (each costs five indexes here, the lazy ones several
-    // steps): ≈ 930 probes and their pages.
+    // Every 10th probe (each costs five indexes here, the lazy ones several
+    // steps; the native side runs unoptimized in `cargo test`): ≈ 280 probes
+    // and their pages (952 cursor pages, 724 lazy steps).
     let probes: Vec<_> = requests::generate(&corpus.facts, REQUEST_SEED)
         .into_iter()
-        .step_by(3)
+        .step_by(10)
         .collect();
     let wasm = shipped_wasm();
     let mut sides = Sides::load(&corpus, &wasm)

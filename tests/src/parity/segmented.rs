@@ -64,7 +64,6 @@ pub struct Segmented {
     pub wasm: WasmIndex,
     lazy: MemIndex,
     lazy_wasm: WasmIndex,
-    wasm_path: std::path::PathBuf,
     manifest: Vec<u8>,
     segments: Vec<(String, Vec<u8>)>,
     generations: HashMap<String, Vec<u8>>,
@@ -89,13 +88,24 @@ fn fresh(
 ) -> Result<(MemIndex, WasmIndex), ParityError> {
     let mut n = MemIndex::new();
     let mut w = WasmIndex::load(wasm)?;
+    fill(&mut n, &mut w, manifest, segments)?;
+    Ok((n, w))
+}
+
+/// Hands both (empty) indexes the segments, then the manifest.
+fn fill(
+    n: &mut MemIndex,
+    w: &mut WasmIndex,
+    manifest: &[u8],
+    segments: &[(String, Vec<u8>)],
+) -> Result<(), ParityError> {
     for (name, bytes) in segments {
         n.add_segment(name, bytes).map_err(native_err)?;
         w.add_segment(name, bytes)?;
     }
     n.set_manifest(manifest).map_err(native_err)?;
     w.set_manifest(manifest)?;
-    Ok((n, w))
+    Ok(())
 }
 
 impl Segmented {
@@ -113,7 +123,6 @@ impl Segmented {
             wasm: w,
             lazy,
             lazy_wasm,
-            wasm_path: wasm.to_path_buf(),
             manifest: corpus.manifest.clone(),
             segments,
             generations: corpus.generations.iter().cloned().collect(),
@@ -130,7 +139,16 @@ impl Segmented {
         self.since_reset += 1;
         if self.since_reset >= RESET_EVERY {
             self.since_reset = 0;
-            (self.lazy, self.lazy_wasm) = fresh(&self.manifest, &self.segments, &self.wasm_path)?;
+            // A fresh page: empty indexes (the wasm one in the same
+            // instance, so the module is not compiled again).
+            self.lazy = MemIndex::new();
+            self.lazy_wasm.reset()?;
+            fill(
+                &mut self.lazy,
+                &mut self.lazy_wasm,
+                &self.manifest,
+                &self.segments,
+            )?;
         }
         Ok(())
     }

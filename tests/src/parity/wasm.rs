@@ -24,6 +24,8 @@ pub struct WasmIndex {
     session_query: TypedFunc<(u32, u32, u32, u32, u32), i64>,
     views: TypedFunc<(u32, u32, u32), i64>,
     last_error: TypedFunc<(), i64>,
+    new: TypedFunc<(), u32>,
+    drop_index: TypedFunc<u32, ()>,
     handle: u32,
 }
 
@@ -70,6 +72,8 @@ impl WasmIndex {
             session_query: func!("recall_session_query"),
             views: func!("recall_views"),
             last_error: func!("recall_last_error"),
+            new: new.clone(),
+            drop_index: func!("recall_index_free"),
             memory,
             handle: 0,
             store,
@@ -78,6 +82,19 @@ impl WasmIndex {
             .call(&mut w.store, ())
             .map_err(wasm_err("recall_index_new"))?;
         Ok(w)
+    }
+
+    /// Frees this instance's index and starts an empty one in the same
+    /// instance (a fresh page without compiling the module again).
+    pub fn reset(&mut self) -> Result<(), ParityError> {
+        self.drop_index
+            .call(&mut self.store, self.handle)
+            .map_err(wasm_err("recall_index_free"))?;
+        self.handle = self
+            .new
+            .call(&mut self.store, ())
+            .map_err(wasm_err("recall_index_new"))?;
+        Ok(())
     }
 
     /// Copies `bytes` into a fresh module buffer; returns its pointer.
