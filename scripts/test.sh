@@ -102,9 +102,9 @@ install_seaweedfs() {
 
 cargo_tests() {
   if [ "$RECALL_TEST_PROFILE" = release ]; then
-    cargo test --workspace --release
+    cargo test --workspace --release --no-fail-fast
   else
-    cargo test --workspace
+    cargo test --workspace --no-fail-fast
   fi
 }
 
