@@ -4,12 +4,12 @@
 //! damage queue and `clear`, always under the writer lock.
 
 use super::catalog::{self, Catalog, Entries, MetaRef};
-use super::fsutil::{random_hex, sync_dir, write_atomic_with};
+use super::fsutil::{random_hex, sync_dir, write_atomic_with, write_content_named};
 use super::generations::TMP_PREFIX;
 use super::{manifest, snapshots, Store, StoreError};
 use recall_core::model::Manifest;
-use std::fs::{self, OpenOptions};
-use std::io::{self, Write};
+use std::fs;
+use std::io;
 use std::sync::Arc;
 
 /// Replaces `catalog.json` durably, caching `m` as what it describes before
@@ -36,28 +36,8 @@ pub(crate) fn write_catalog(
 /// folder is fsynced by the caller.
 fn write_meta(store: &Store, name: &str, bytes: &[u8]) -> Result<(), StoreError> {
     let mdir = store.dir().join(catalog::METAS);
-    let dest = mdir.join(name);
-    if fs::read(&dest).is_ok_and(|b| b == bytes) {
-        return Ok(());
-    }
-    let tmp = mdir.join(format!("{TMP_PREFIX}{}", random_hex(8)));
-    let result = (|| -> io::Result<()> {
-        let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        drop(f);
-        match fs::hard_link(&tmp, &dest) {
-            Ok(()) => fs::remove_file(&tmp),
-            // A damaged file under this name: replaced whole.
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => fs::rename(&tmp, &dest),
-            Err(e) => Err(e),
-        }
-    })();
-    if let Err(e) = result {
-        let _ = fs::remove_file(&tmp);
-        return Err(StoreError::io(&dest, e));
-    }
-    Ok(())
+    write_content_named(&mdir, TMP_PREFIX, name, bytes)
+        .map_err(|e| StoreError::io(&mdir.join(name), e))
 }
 
 /// What a commit wrote.

@@ -78,6 +78,39 @@ pub fn write_replace(dir: &Path, tmp_prefix: &str, dest: &Path, bytes: &[u8]) ->
     result
 }
 
+/// Writes `bytes` to `dir/name`, a content name: nothing when the file
+/// already holds exactly these bytes; else a temp file (`tmp_prefix` +
+/// random), fsynced, then `link()`ed to the name (a damaged file already
+/// under it is replaced whole by a rename). The folder is fsynced by the
+/// caller, once per publish.
+pub fn write_content_named(
+    dir: &Path,
+    tmp_prefix: &str,
+    name: &str,
+    bytes: &[u8],
+) -> io::Result<()> {
+    let dest = dir.join(name);
+    if fs::read(&dest).is_ok_and(|b| b == bytes) {
+        return Ok(());
+    }
+    let tmp = dir.join(format!("{tmp_prefix}{}", random_hex(8)));
+    let result = (|| -> io::Result<()> {
+        let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        drop(f);
+        match fs::hard_link(&tmp, &dest) {
+            Ok(()) => fs::remove_file(&tmp),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => fs::rename(&tmp, &dest),
+            Err(e) => Err(e),
+        }
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
 /// Fsyncs a directory so renames inside it are durable.
 pub fn sync_dir(dir: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()

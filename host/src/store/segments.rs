@@ -15,7 +15,7 @@
 //! maintenance drops it from the list, so its generations are indexed again.
 //! Unlisted segments are deleted after the snapshot grace period.
 
-use super::fsutil::{age_ms, random_hex, wall_ms, write_atomic};
+use super::fsutil::{age_ms, random_hex, wall_ms, write_atomic, write_content_named};
 use super::generations::{self, TMP_PREFIX};
 use super::{Store, StoreError};
 use recall_core::naming::hash16;
@@ -23,8 +23,8 @@ use recall_core::segment::{Builder, Segment, SegmentSet};
 use recall_core::PreparedShard;
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
-use std::fs::{self, OpenOptions};
-use std::io::{self, Write};
+use std::fs;
+use std::io;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -148,27 +148,8 @@ pub fn read_list(dir: &Path, store_id: &str) -> SegmentList {
 /// Writes segment bytes under their content name (if absent), fsynced.
 pub fn write(sdir: &Path, bytes: &[u8]) -> Result<String, StoreError> {
     let name = segment_name(bytes);
-    let dest = sdir.join(&name);
-    if fs::read(&dest).is_ok_and(|b| b == bytes) {
-        return Ok(name);
-    }
-    let tmp = sdir.join(format!("{TMP_PREFIX}{}", random_hex(8)));
-    let result = (|| -> io::Result<()> {
-        let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        drop(f);
-        match fs::hard_link(&tmp, &dest) {
-            Ok(()) => fs::remove_file(&tmp),
-            // A damaged file under this name: replaced whole.
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => fs::rename(&tmp, &dest),
-            Err(e) => Err(e),
-        }
-    })();
-    if let Err(e) = result {
-        let _ = fs::remove_file(&tmp);
-        return Err(StoreError::io(&dest, e));
-    }
+    write_content_named(sdir, TMP_PREFIX, &name, bytes)
+        .map_err(|e| StoreError::io(&sdir.join(&name), e))?;
     Ok(name)
 }
 
