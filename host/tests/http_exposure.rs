@@ -14,7 +14,6 @@ use http_support::{demo_backend, enc, get, serve};
 use recall_host::http::{router, AppState, Security, ServeOptions};
 use serde_json::Value;
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::time::Duration;
 use tower::ServiceExt;
 
@@ -272,7 +271,7 @@ fn loopback_connections_are_local_clients() {
     // Over real TCP the connection loop attaches the loopback peer: the
     // full answer.
     let (_home, _ix, backend) = demo_backend("exposure-tcp");
-    let s = serve(Arc::clone(&backend) as _, ServeOptions::default());
+    let s = serve(backend.clone(), ServeOptions::default());
     assert_eq!(get(s.addr(), "/api/index/manifest", &[]).status, 200);
     let list = get(s.addr(), "/api/sessions", &[]).json();
     let key = list["sessions"][0]["session_key"].as_str().expect("key");
@@ -283,7 +282,7 @@ fn loopback_connections_are_local_clients() {
 #[test]
 fn a_session_whose_files_are_gone_is_missing_and_offers_no_resume() {
     let (_home, indexer, backend) = demo_backend("presence");
-    let s = serve(Arc::clone(&backend) as _, ServeOptions::default());
+    let s = serve(backend.clone(), ServeOptions::default());
     let search = || {
         get(
             s.addr(),

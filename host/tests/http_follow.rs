@@ -9,7 +9,7 @@ use http_support::{enc, get, TempDir, NOW};
 use recall_host::arena::Arena;
 use recall_host::catalog::StoreCatalog;
 use recall_host::extract::Roots;
-use recall_host::http::{ServeOptions, Server, StoreBackend};
+use recall_host::http::{IndexerHandle, ServeOptions, Served, Server};
 use recall_host::index::{IndexOptions, Indexer};
 use recall_host::store::Store;
 use serde_json::{json, Value};
@@ -61,11 +61,11 @@ fn a_server_follows_a_clear_and_a_policy_change_made_by_another_process() {
     opts.workers = 1;
     let indexer = Arc::new(Indexer::new(store.clone(), opts));
     let catalog = StoreCatalog::new(store, Arc::new(Arena::new(64 << 20)));
-    let backend = Arc::new(StoreBackend::new(indexer, catalog, true).watch_sources());
+    let backend = Arc::new(IndexerHandle::new(indexer, catalog.clone(), true).watch_sources());
     // Only the follow loop can start a sweep after the backfill: the
     // periodic sweep is an hour away.
     let server = Server::start(
-        backend,
+        Served::indexed(Arc::new(catalog), backend),
         ServeOptions {
             bind: "127.0.0.1:0".parse().expect("addr"),
             index: true,

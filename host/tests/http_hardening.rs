@@ -7,17 +7,22 @@
 
 mod http_support;
 
-use http_support::{b64, enc, get, mem_backend, serve, Demo, TempDir};
+use http_support::{
+    b64, demo_store, enc, get, mem_backend, mem_served, serve, store_served, Demo, TempDir,
+};
 use recall_host::http::mem::Gate;
-use recall_host::http::{BackendError, ConnLimits, Security, ServeOptions};
+use recall_host::http::{
+    ConnLimits, IndexerHandle, Security, ServeOptions, Served, StoreUnavailable,
+};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-fn mem(tag: &str) -> (TempDir, Arc<recall_host::http::MemBackend>) {
+/// The demo home's sessions in memory, served without an indexer.
+fn mem(tag: &str) -> (TempDir, Served) {
     let dir = TempDir::new(tag);
-    let b = Arc::new(mem_backend(&dir.0));
+    let b = mem_served(Arc::new(mem_backend(&dir.0)));
     (dir, b)
 }
 
@@ -227,14 +232,16 @@ fn connections_beyond_the_cap_are_turned_away() {
 
 #[test]
 fn locate_beyond_its_cap_is_busy_and_searches_still_answer() {
-    let dir = TempDir::new("locatecap");
+    let (_dir, indexer, catalog) = demo_store("locatecap", true);
     let gate = Arc::new(Gate::new());
     let g = gate.clone();
-    let b = Arc::new(mem_backend(&dir.0).with_reextract(Box::new(move |_, _| {
-        g.pass();
-        Err(BackendError::new("held"))
-    })));
-    let s = serve(b, ServeOptions::default());
+    let handle = IndexerHandle::new(indexer, catalog.clone(), false).with_reextract(Box::new(
+        move |_, _| {
+            g.pass();
+            Err(StoreUnavailable::new("held"))
+        },
+    ));
+    let s = serve(store_served(handle, catalog), ServeOptions::default());
     let addr = s.addr();
     let v = get(addr, "/api/sessions/message-search?q=tide", &[]).json();
     let session = &v["sessions"][0];

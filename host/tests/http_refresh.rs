@@ -9,7 +9,7 @@ use http_support::*;
 use recall_host::arena::Arena;
 use recall_host::catalog::StoreCatalog;
 use recall_host::extract::Roots;
-use recall_host::http::{ServeOptions, StoreBackend};
+use recall_host::http::{IndexerHandle, ServeOptions, Served};
 use recall_host::index::{IndexOptions, Indexer};
 use recall_host::store::Store;
 use std::io::Write;
@@ -38,9 +38,10 @@ fn a_quiet_home_is_not_swept_and_an_append_is_found_at_once() {
     let catalog = StoreCatalog::new(store.clone(), Arc::new(Arena::new(64 << 20)));
     // Indexing on (the roots are watched); no periodic loop; every search
     // is old enough to refresh.
-    let backend = Arc::new(StoreBackend::new(indexer.clone(), catalog, true).watch_sources());
+    let backend =
+        Arc::new(IndexerHandle::new(indexer.clone(), catalog.clone(), true).watch_sources());
     let server = serve(
-        backend,
+        Served::indexed(Arc::new(catalog), backend),
         ServeOptions {
             refresh_after: Duration::ZERO,
             ..ServeOptions::default()

@@ -5,11 +5,19 @@
 
 mod http_support;
 
-use http_support::{get, mem_backend, request, serve, TempDir};
+use http_support::{
+    demo_store, get, mem_backend, mem_served, request, serve, store_served, TempDir,
+};
 use recall_core::model::Manifest;
-use recall_core::{Catalog, CatalogError, LoadError, LoadedShard, ManifestEntry};
+use recall_core::{
+    Catalog, CatalogError, LoadError, LoadedShard, ManifestEntry, Query, QueryError, Response,
+    SearchEnv,
+};
 use recall_host::http::mem::Gate;
-use recall_host::http::{Backend, BackendError, IndexStatus, Security, ServeError, ServeOptions};
+use recall_host::http::{
+    IndexerHandle, ReadCatalog, Security, SegmentListing, ServeError, ServeOptions, Served,
+    StoreUnavailable,
+};
 use std::io::Write;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -42,9 +50,10 @@ impl Write for Sink {
     }
 }
 
-fn mem(tag: &str) -> (TempDir, Arc<recall_host::http::MemBackend>) {
+/// The demo home's sessions in memory, served without an indexer.
+fn mem(tag: &str) -> (TempDir, Served) {
     let dir = TempDir::new(tag);
-    let b = Arc::new(mem_backend(&dir.0));
+    let b = mem_served(Arc::new(mem_backend(&dir.0)));
     (dir, b)
 }
 
@@ -138,7 +147,7 @@ fn non_loopback_bind_needs_a_token() {
 fn third_concurrent_search_is_busy() {
     let dir = TempDir::new("busy");
     let gate = Arc::new(Gate::new());
-    let b = Arc::new(mem_backend(&dir.0).with_gate(gate.clone()));
+    let b = mem_served(Arc::new(mem_backend(&dir.0).with_gate(gate.clone())));
     let s = serve(b, ServeOptions::default());
     let addr = s.addr();
     let held: Vec<_> = (0..2)
@@ -208,14 +217,55 @@ fn oversized_and_odd_requests_get_json_errors() {
 
 #[test]
 fn building_until_backfilled() {
-    let (_d, b) = mem("building");
-    b.set_building(true);
-    let s = serve(b.clone(), ServeOptions::default());
+    let (_d, indexer, catalog) = demo_store("building", false);
+    let handle = IndexerHandle::new(indexer.clone(), catalog.clone(), false);
+    let s = serve(store_served(handle, catalog), ServeOptions::default());
     let v = get(s.addr(), "/api/sessions/message-search?q=tide", &[]).json();
     assert_eq!(v["state"], "building");
-    b.set_building(false);
+    indexer.sweep().expect("backfill");
     let v = get(s.addr(), "/api/sessions/message-search?q=tide", &[]).json();
     assert_eq!(v["state"], "ready");
+    assert!(!v["sessions"].as_array().unwrap().is_empty(), "{v}");
+}
+
+#[test]
+fn a_server_without_an_indexer_says_so_and_changes_nothing() {
+    let (_d, b) = mem("no-indexer");
+    let s = serve(b, ServeOptions::default());
+    let st = get(s.addr(), "/api/index/status", &[]).json();
+    assert_eq!(st["enabled"], false, "{st}");
+    assert_eq!(st["building"], false);
+    assert_eq!(st["policy"], serde_json::Value::Null);
+    assert_eq!(st["roots"], serde_json::json!([]));
+    assert_eq!(
+        st["availability"],
+        serde_json::json!({"state": "unavailable", "reason": "disabled"})
+    );
+    // Searches answer from the catalog as it is, even when asked to wait.
+    let v = get(
+        s.addr(),
+        "/api/sessions/message-search?q=tide&freshness=wait-until-current",
+        &[],
+    )
+    .json();
+    assert!(!v["sessions"].as_array().unwrap().is_empty(), "{v}");
+    assert_eq!(v["window_days"], serde_json::Value::Null);
+    // A located hit cannot be checked against its source without an indexer.
+    let hit = &v["sessions"][0];
+    let key = hit["session_key"].as_str().unwrap();
+    let url = format!(
+        "/api/session/{}?locate={}",
+        http_support::enc(key),
+        http_support::b64(&hit["hits"][0]["locator"])
+    );
+    let page = get(s.addr(), &url, &[]).json();
+    assert_eq!(page["locate"]["state"], "unavailable", "{page}");
+    // State changes have no store to change.
+    for path in ["/api/index/clear", "/api/index/policy?enabled=false"] {
+        let r = request(s.addr(), "POST", path, &[("X-Recall-Action", "1")]);
+        assert_eq!(r.status, 500, "{path}: {}", r.text());
+        assert_eq!(r.json()["error"], "store_unavailable", "{path}");
+    }
 }
 
 /// A store that cannot be read.
@@ -235,34 +285,38 @@ impl Catalog for Broken {
     }
 }
 
-impl Backend for Broken {
+impl ReadCatalog for Broken {
     fn catalog(&self) -> &dyn Catalog {
         self
     }
-    fn manifest(&self) -> Result<Arc<Manifest>, BackendError> {
-        Err(BackendError::new("the manifest cannot be read"))
+    fn manifest(&self) -> Result<Arc<Manifest>, StoreUnavailable> {
+        Err(StoreUnavailable::new("the manifest cannot be read"))
     }
-    fn manifest_bytes(&self) -> Result<Vec<u8>, BackendError> {
-        Err(BackendError::new("the manifest cannot be read"))
+    fn manifest_bytes(&self) -> Result<Vec<u8>, StoreUnavailable> {
+        Err(StoreUnavailable::new("the manifest cannot be read"))
     }
-    fn generation(&self, _: &str) -> Result<Option<Vec<u8>>, BackendError> {
-        Err(BackendError::new("generations cannot be read"))
+    fn generation(&self, _: &str) -> Result<Option<Vec<u8>>, StoreUnavailable> {
+        Err(StoreUnavailable::new("generations cannot be read"))
     }
-    fn status(&self) -> IndexStatus {
-        IndexStatus::disabled()
+    fn segment_list(&self) -> Result<SegmentListing, StoreUnavailable> {
+        Err(StoreUnavailable::new("segments cannot be read"))
     }
-    fn building(&self) -> bool {
-        false
+    fn segment(&self, _: &str) -> Result<Option<Vec<u8>>, StoreUnavailable> {
+        Err(StoreUnavailable::new("segments cannot be read"))
     }
-    fn sweep(&self) -> Result<(), BackendError> {
-        Ok(())
+    fn search(
+        &self,
+        q: &Query,
+        _: Option<&str>,
+        env: &SearchEnv<'_>,
+    ) -> Result<Response, QueryError> {
+        recall_core::search(q, env)
     }
-    fn refresh(&self, _: Duration) {}
 }
 
 #[test]
 fn unreadable_store_is_500_store_unavailable() {
-    let s = serve(Arc::new(Broken), ServeOptions::default());
+    let s = serve(Served::read_only(Arc::new(Broken)), ServeOptions::default());
     for path in [
         "/api/sessions/message-search?q=tide",
         "/api/sessions",

@@ -10,7 +10,7 @@ use http_support::{demo_backend, request, serve, TempDir, NOW};
 use recall_host::arena::Arena;
 use recall_host::catalog::StoreCatalog;
 use recall_host::extract::Roots;
-use recall_host::http::{ServeOptions, StoreBackend};
+use recall_host::http::{IndexerHandle, ServeOptions, Served};
 use recall_host::index::{IndexOptions, Indexer};
 use recall_host::store::Store;
 use std::sync::Arc;
@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 #[test]
 fn only_same_origin_posts_with_the_header_change_state() {
     let (home, _ix, backend) = demo_backend("state-change");
-    let s = serve(Arc::clone(&backend) as _, ServeOptions::default());
+    let s = serve(backend.clone(), ServeOptions::default());
     let addr = s.addr();
     let origin = format!("http://{addr}");
     let status = || request(addr, "GET", "/api/index/status", &[]).json();
@@ -107,8 +107,11 @@ fn after_a_clear_the_index_is_building_until_rebuilt_never_current_and_empty() {
     let indexer = Arc::new(Indexer::new(store.clone(), opts));
     indexer.sweep().expect("backfill");
     let catalog = StoreCatalog::new(store, Arc::new(Arena::new(64 << 20)));
-    let backend = Arc::new(StoreBackend::new(indexer, catalog, true).watch_sources());
-    let s = serve(backend, ServeOptions::default());
+    let backend = Arc::new(IndexerHandle::new(indexer, catalog.clone(), true).watch_sources());
+    let s = serve(
+        Served::indexed(Arc::new(catalog), backend.clone()),
+        ServeOptions::default(),
+    );
     let addr = s.addr();
     let status = || request(addr, "GET", "/api/index/status", &[]).json();
     let all = status()["sessions"].as_u64().unwrap();

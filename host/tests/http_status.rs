@@ -12,7 +12,7 @@ use http_support::{get, serve, TempDir, NOW};
 use recall_host::arena::Arena;
 use recall_host::catalog::StoreCatalog;
 use recall_host::extract::Roots;
-use recall_host::http::{Backend, ServeOptions, StoreBackend};
+use recall_host::http::{IndexerHandle, ServeOptions, Served};
 use recall_host::index::{IndexOptions, Indexer};
 use recall_host::store::Store;
 use serde_json::{json, Value};
@@ -49,8 +49,12 @@ fn files_indexed_rises_during_the_backfill_and_the_index_is_not_ready_until_it_e
     opts.workers = 1;
     let indexer = Arc::new(Indexer::new(store.clone(), opts));
     let catalog = StoreCatalog::new(store, Arc::new(Arena::new(64 << 20)));
-    let backend = Arc::new(StoreBackend::new(indexer.clone(), catalog, true).watch_sources());
-    let s = serve(backend, ServeOptions::default());
+    let backend =
+        Arc::new(IndexerHandle::new(indexer.clone(), catalog.clone(), true).watch_sources());
+    let s = serve(
+        Served::indexed(Arc::new(catalog), backend.clone()),
+        ServeOptions::default(),
+    );
     let before = get(s.addr(), "/api/index/status", &[]).json();
     assert_eq!(before["last_reconcile_ms"], Value::Null);
     assert_eq!(
@@ -137,8 +141,11 @@ fn a_degraded_root_says_why_and_a_disabled_store_is_unavailable_as_a_value() {
     let indexer = Arc::new(Indexer::new(store.clone(), opts));
     indexer.sweep().expect("backfill");
     let catalog = StoreCatalog::new(store, Arc::new(Arena::new(64 << 20)));
-    let backend = Arc::new(StoreBackend::new(indexer, catalog, true).watch_sources());
-    let s = serve(backend.clone(), ServeOptions::default());
+    let backend = Arc::new(IndexerHandle::new(indexer, catalog.clone(), true).watch_sources());
+    let s = serve(
+        Served::indexed(Arc::new(catalog), backend.clone()),
+        ServeOptions::default(),
+    );
     let st = get(s.addr(), "/api/index/status", &[]).json();
     assert_eq!(st["phase"], "degraded", "{st}");
     assert_eq!(st["availability"], json!({"state": "available"}));

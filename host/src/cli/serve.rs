@@ -5,7 +5,7 @@ use super::{Context, Found, Globals};
 use crate::arena::{Arena, DEFAULT_ARENA_BYTES};
 use crate::catalog::StoreCatalog;
 use crate::extract::{self, Roots};
-use crate::http::{Security, ServeError, ServeOptions, Server, StoreBackend};
+use crate::http::{IndexerHandle, ReadCatalog, Security, ServeError, ServeOptions, Served, Server};
 use crate::index::{IndexOptions, Indexer};
 use crate::store::Store;
 use anyhow::Context as _;
@@ -103,6 +103,7 @@ impl ServeArgs {
             stop_on_ctrl_c: true,
             conn: Default::default(),
             allow_remote_export: self.allow_remote_export,
+            demo: false,
         })
     }
 }
@@ -182,26 +183,26 @@ pub fn serve_home(
         store.clone(),
         Arc::new(Arena::new(a.arena_mib.max(1) << 20)),
     );
-    let local = catalog.clone();
-    let backend: Arc<dyn crate::http::backend::Backend> = Arc::new(
-        StoreBackend::new(indexer, catalog, indexing)
+    // The watch starts here, explicitly: the handle's constructor starts
+    // nothing.
+    let indexer = Arc::new(
+        IndexerHandle::new(indexer, catalog.clone(), indexing)
             .with_enabled(enabled)
-            .serving_demo(demo)
             .watch_sources(),
     );
-    let backend = match &a.remote {
-        Some(url) => super::team::backend(
-            backend,
-            local,
+    let catalog: Arc<dyn ReadCatalog> = match &a.remote {
+        Some(url) => super::team::catalog(
+            catalog,
             url,
             a.host_name.as_deref(),
             a.remote_cache_mb.saturating_mul(1 << 20),
         )?,
-        None => backend,
+        None => Arc::new(catalog),
     };
-    let options = a.options()?;
+    let mut options = a.options()?;
+    options.demo = demo;
     let needs_token = options.security.token.is_some();
-    let server = Server::start(backend, options).map_err(bind_hint)?;
+    let server = Server::start(Served::indexed(catalog, indexer), options).map_err(bind_hint)?;
     eprintln!(
         "recall: serving http://{} (store {}{})",
         server.addr(),

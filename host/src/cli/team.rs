@@ -89,19 +89,18 @@ pub fn follow(
     ))
 }
 
-/// `recall serve --remote`: `inner` with its searches over the union.
-pub fn backend(
-    inner: Arc<dyn crate::http::backend::Backend>,
+/// `recall serve --remote`: the catalog of `local` with its searches over
+/// the union.
+pub fn catalog(
     local: StoreCatalog,
     url: &str,
     name: Option<&str>,
     cache_cap: u64,
-) -> anyhow::Result<Arc<dyn crate::http::backend::Backend>> {
+) -> anyhow::Result<Arc<dyn crate::http::ReadCatalog>> {
     let ident = hostid::identity(local.store().dir(), name)?;
     let remote = Remote::connect(url, Duration::from_secs(10))?;
     eprintln!("recall: searches also cover the hosts published under {url}");
     Ok(Arc::new(
-        crate::remote::serve::TeamBackend::new(inner, local, ident, remote)?
-            .with_cache_cap(cache_cap),
+        crate::remote::serve::TeamCatalog::new(local, ident, remote)?.with_cache_cap(cache_cap),
     ))
 }

@@ -4,7 +4,7 @@
 //! must not leak into responses that may be logged by proxies, nor into our
 //! own logs.
 
-use super::backend::BackendError;
+use super::served::StoreUnavailable;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use recall_core::{ErrorCode, QueryError};
@@ -100,8 +100,8 @@ impl From<QueryError> for ApiError {
     }
 }
 
-impl From<BackendError> for ApiError {
-    fn from(e: BackendError) -> ApiError {
+impl From<StoreUnavailable> for ApiError {
+    fn from(e: StoreUnavailable) -> ApiError {
         ApiError::store_unavailable(e.0)
     }
 }

@@ -1,58 +1,39 @@
-//! An in-memory [`Backend`]: a manifest and generation files built from
-//! extracted sessions, no files and no sweeps. Tests serve it, and so does
-//! anything that wants to serve a fixed set of sessions without a store.
+//! An in-memory [`ReadCatalog`] for tests: a manifest and generation files
+//! built from extracted sessions, no files, no segments and no indexer
+//! (served with `Served::read_only`).
 
-use super::backend::{Backend, BackendError, IndexStatus, Phase};
+use super::served::{ReadCatalog, SegmentListing, StoreUnavailable};
 use crate::extract::Extracted;
 use recall_core::model::{Manifest, ManifestEntry, Shard};
 use recall_core::naming::generation_file_name;
-use recall_core::{Catalog, CatalogError, LoadError, LoadedShard, PreparedShard};
+use recall_core::{
+    Catalog, CatalogError, LoadError, LoadedShard, PreparedShard, Query, QueryError, Response,
+    SearchEnv,
+};
 use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex, RwLock};
 use std::time::Duration;
-
-/// A re-extraction hook for `locate` (defaults to the real extractors).
-pub type Reextract =
-    dyn Fn(&str, &ManifestEntry) -> Result<Option<Extracted>, BackendError> + Send + Sync;
 
 /// Generation bodies and their prepared shards, by file name.
 type Generations = HashMap<String, (Arc<Vec<u8>>, Arc<PreparedShard>)>;
 
 /// Sessions held in memory.
-pub struct MemBackend {
+pub struct MemCatalog {
     manifest: RwLock<Arc<Manifest>>,
     generations: RwLock<Generations>,
-    status: Mutex<IndexStatus>,
-    building: Mutex<bool>,
     gate: Option<Arc<Gate>>,
-    reextract: Option<Box<Reextract>>,
 }
 
-impl MemBackend {
-    /// A backend serving `sessions` as one manifest revision (1).
-    pub fn new(store_id: &str, sessions: Vec<Extracted>) -> MemBackend {
-        let backend = MemBackend {
+impl MemCatalog {
+    /// A catalog serving `sessions` as one manifest revision (1).
+    pub fn new(store_id: &str, sessions: Vec<Extracted>) -> MemCatalog {
+        let catalog = MemCatalog {
             manifest: RwLock::new(Arc::new(Manifest::empty(store_id.to_string(), 1))),
             generations: RwLock::new(HashMap::new()),
-            status: Mutex::new(IndexStatus {
-                enabled: false,
-                phase: Phase::Current,
-                files_indexed: 0,
-                files_due: 0,
-                files_failed: 0,
-                degraded_roots: Vec::new(),
-                last_sweep_ms: None,
-                last_reconcile_ms: None,
-                failed_units: Vec::new(),
-                truncated_sessions: Vec::new(),
-                skipped_files: Vec::new(),
-            }),
-            building: Mutex::new(false),
             gate: None,
-            reextract: None,
         };
-        backend.publish(sessions);
-        backend
+        catalog.publish(sessions);
+        catalog
     }
 
     /// Replaces every session (revision + 1), like a store publish.
@@ -96,29 +77,9 @@ impl MemBackend {
     }
 
     /// Makes every shard load wait on `gate` (to hold searches open in tests).
-    pub fn with_gate(mut self, gate: Arc<Gate>) -> MemBackend {
+    pub fn with_gate(mut self, gate: Arc<Gate>) -> MemCatalog {
         self.gate = Some(gate);
         self
-    }
-
-    /// Replaces the re-extraction used by `locate`.
-    pub fn with_reextract(mut self, f: Box<Reextract>) -> MemBackend {
-        self.reextract = Some(f);
-        self
-    }
-
-    /// Sets the reported status.
-    pub fn set_status(&self, status: IndexStatus) {
-        if let Ok(mut s) = self.status.lock() {
-            *s = status;
-        }
-    }
-
-    /// Sets whether the first backfill is still running.
-    pub fn set_building(&self, building: bool) {
-        if let Ok(mut b) = self.building.lock() {
-            *b = building;
-        }
     }
 
     /// Marks a session's source as gone.
@@ -134,7 +95,7 @@ impl MemBackend {
     }
 }
 
-impl MemBackend {
+impl MemCatalog {
     fn current_manifest(&self) -> Arc<Manifest> {
         match self.manifest.read() {
             Ok(m) => m.clone(),
@@ -143,7 +104,7 @@ impl MemBackend {
     }
 }
 
-impl Catalog for MemBackend {
+impl Catalog for MemCatalog {
     fn current(&self) -> Result<Arc<Manifest>, CatalogError> {
         Ok(self.current_manifest())
     }
@@ -177,50 +138,45 @@ impl Catalog for MemBackend {
     }
 }
 
-impl Backend for MemBackend {
+impl ReadCatalog for MemCatalog {
     fn catalog(&self) -> &dyn Catalog {
         self
     }
 
-    fn manifest_bytes(&self) -> Result<Vec<u8>, BackendError> {
-        serde_json::to_vec(&*self.current_manifest()).map_err(|e| BackendError::new(e.to_string()))
+    fn manifest(&self) -> Result<Arc<Manifest>, StoreUnavailable> {
+        Ok(self.current_manifest())
     }
 
-    fn generation(&self, name: &str) -> Result<Option<Vec<u8>>, BackendError> {
+    fn manifest_bytes(&self) -> Result<Vec<u8>, StoreUnavailable> {
+        serde_json::to_vec(&*self.current_manifest())
+            .map_err(|e| StoreUnavailable::new(e.to_string()))
+    }
+
+    fn generation(&self, name: &str) -> Result<Option<Vec<u8>>, StoreUnavailable> {
         let gens = self
             .generations
             .read()
-            .map_err(|_| BackendError::new("generation table poisoned"))?;
+            .map_err(|_| StoreUnavailable::new("generation table poisoned"))?;
         Ok(gens.get(name).map(|(b, _)| b.as_ref().clone()))
     }
 
-    fn status(&self) -> IndexStatus {
-        self.status
-            .lock()
-            .map(|s| s.clone())
-            .unwrap_or_else(|_| IndexStatus::disabled())
+    /// Sessions in memory have no segments: an empty list (searches run on
+    /// filters and scans).
+    fn segment_list(&self) -> Result<SegmentListing, StoreUnavailable> {
+        Ok(SegmentListing::default())
     }
 
-    fn building(&self) -> bool {
-        self.building.lock().map(|b| *b).unwrap_or(false)
+    fn segment(&self, _name: &str) -> Result<Option<Vec<u8>>, StoreUnavailable> {
+        Ok(None)
     }
 
-    fn sweep(&self) -> Result<(), BackendError> {
-        Ok(())
-    }
-
-    fn refresh(&self, _max_age: Duration) {}
-
-    fn reextract(
+    fn search(
         &self,
-        key: &str,
-        entry: &ManifestEntry,
-    ) -> Result<Option<Extracted>, BackendError> {
-        match &self.reextract {
-            Some(f) => f(key, entry),
-            None => crate::index::verify::reextract(key, entry)
-                .map_err(|e| BackendError::new(e.to_string())),
-        }
+        query: &Query,
+        _host: Option<&str>,
+        env: &SearchEnv<'_>,
+    ) -> Result<Response, QueryError> {
+        recall_core::search(query, env)
     }
 }
 

@@ -1,13 +1,14 @@
 //! Builds the router, binds, runs the indexer loop and the server on their
 //! own threads, and stops both on request (or Ctrl-C).
 
-use super::backend::Backend;
 use super::conn::{self, ConnLimits};
 use super::errors::ApiError;
+use super::indexer::IndexerHandle;
 use super::limits;
 use super::login::{Logins, RandomError};
 use super::query::QueryPairs;
 use super::security::{self, Guard, Security, SecurityError};
+use super::served::Served;
 use super::{assets, headers, logging, routes};
 use axum::extract::State;
 use axum::http::{StatusCode, Uri};
@@ -35,7 +36,8 @@ pub struct ServeOptions {
     pub bind: SocketAddr,
     /// Host allowlist and token.
     pub security: Security,
-    /// Run the indexer loop (backfill, then a sweep every `sweep_every`).
+    /// Run the indexer loop (backfill, then a sweep every `sweep_every`)
+    /// when the server has an indexer.
     pub index: bool,
     /// Time between periodic sweeps.
     pub sweep_every: Duration,
@@ -47,6 +49,9 @@ pub struct ServeOptions {
     pub conn: ConnLimits,
     /// Remote clients may download source files through export.
     pub allow_remote_export: bool,
+    /// The store is the bundled demo home's (status says so; the dashboard
+    /// shows a banner).
+    pub demo: bool,
 }
 
 impl Default for ServeOptions {
@@ -60,6 +65,7 @@ impl Default for ServeOptions {
             stop_on_ctrl_c: false,
             conn: ConnLimits::default(),
             allow_remote_export: false,
+            demo: false,
         }
     }
 }
@@ -194,8 +200,9 @@ pub struct Server {
 }
 
 impl Server {
-    /// Binds and starts serving `backend` on background threads.
-    pub fn start(backend: Arc<dyn Backend>, opts: ServeOptions) -> Result<Server, ServeError> {
+    /// Binds and starts serving `served` on background threads (with
+    /// `opts.index` and an indexer, its indexer loop too).
+    pub fn start(served: Served, opts: ServeOptions) -> Result<Server, ServeError> {
         opts.security.check_bind(opts.bind)?;
         let listener =
             std::net::TcpListener::bind(opts.bind).map_err(|source| ServeError::Bind {
@@ -222,7 +229,9 @@ impl Server {
             Some(_) => Some(Arc::new(Logins::new()?)),
             None => None,
         };
-        let mut state = AppState::new(backend.clone(), opts.refresh_after);
+        let indexer = served.indexer.clone();
+        let mut state = AppState::new(served, opts.refresh_after);
+        state.demo = opts.demo;
         state.logins = logins.clone();
         state.allow_remote_export = opts.allow_remote_export;
         let app = router(state, opts.security.clone());
@@ -254,12 +263,12 @@ impl Server {
                 });
             })
             .map_err(ServeError::Runtime)?;
-        let (indexer, stop_indexer) = if opts.index {
+        let (indexer, stop_indexer) = if let Some(ix) = indexer.filter(|_| opts.index) {
             let (tx, rx) = mpsc::channel::<()>();
             let every = opts.sweep_every;
             let handle = std::thread::Builder::new()
                 .name("recall-indexer".into())
-                .spawn(move || indexer_loop(backend.as_ref(), every, rx))
+                .spawn(move || indexer_loop(&ix, every, rx))
                 .map_err(ServeError::Runtime)?;
             (Some(handle), Some(tx))
         } else {
@@ -335,10 +344,10 @@ const FOLLOW_EVERY: Duration = Duration::from_secs(1);
 /// Backfill, then a sweep every `every` until `stop` fires or is dropped;
 /// in between, about once a second, follows changes other processes made
 /// to the store and sweeps at once when they call for it.
-fn indexer_loop(backend: &dyn Backend, every: Duration, stop: mpsc::Receiver<()>) {
-    backend.follow_store();
+fn indexer_loop(indexer: &IndexerHandle, every: Duration, stop: mpsc::Receiver<()>) {
+    indexer.follow_store();
     loop {
-        if let Err(e) = backend.sweep() {
+        if let Err(e) = indexer.sweep() {
             tracing::warn!(target: "recall::index", error = %e, "sweep failed");
         }
         let next = std::time::Instant::now() + every;
@@ -350,7 +359,7 @@ fn indexer_loop(backend: &dyn Backend, every: Duration, stop: mpsc::Receiver<()>
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
                 _ => return,
             }
-            if backend.follow_store() || std::time::Instant::now() >= next {
+            if indexer.follow_store() || std::time::Instant::now() >= next {
                 break;
             }
         }

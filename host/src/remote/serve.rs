@@ -1,26 +1,23 @@
-//! `recall serve --remote s3://…`: the served store's [`Backend`], with its
-//! searches answered over the union of this host and the bucket's hosts
-//! (`union.rs`). Everything else (sessions, exports, the indexer) is this
-//! host's, unchanged. Each search runs on its own thread: the union's
+//! `recall serve --remote s3://…`: the served store's [`ReadCatalog`], with
+//! its searches answered over the union of this host and the bucket's hosts
+//! (`union.rs`). Everything else (sessions, exports, generation and segment
+//! bytes) is this host's store, unchanged; the indexer is the server's own
+//! handle, not this catalog's. Each search runs on its own thread: the union's
 //! object-storage runtime must not be entered from the server's.
 
 use super::hostid::HostIdentity;
 use super::union::{TeamOptions, UnionCatalog};
 use super::Remote;
 use crate::catalog::StoreCatalog;
-use crate::extract::Extracted;
-use crate::http::backend::{Backend, BackendError, IndexStatus};
-use recall_core::model::{Manifest, ManifestEntry, Source};
+use crate::http::{ReadCatalog, SegmentListing, StoreUnavailable};
+use recall_core::model::Manifest;
 use recall_core::query::{Query, QueryError};
-use recall_core::search::Budgets;
-use recall_core::{Catalog, Response};
-use std::path::PathBuf;
+use recall_core::{Catalog, Response, SearchEnv};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// A backend whose searches include the bucket's hosts.
-pub struct TeamBackend {
-    inner: Arc<dyn Backend>,
+/// This host's store, its searches including the bucket's hosts.
+pub struct TeamCatalog {
     local: StoreCatalog,
     ident: HostIdentity,
     remote: Arc<Remote>,
@@ -28,16 +25,14 @@ pub struct TeamBackend {
     opts: TeamOptions,
 }
 
-impl TeamBackend {
-    /// Wraps `inner` (serving `local`'s store).
+impl TeamCatalog {
+    /// Serves `local`, searching it with the hosts of `remote`.
     pub fn new(
-        inner: Arc<dyn Backend>,
         local: StoreCatalog,
         ident: HostIdentity,
         remote: Remote,
-    ) -> Result<TeamBackend, super::RemoteError> {
-        Ok(TeamBackend {
-            inner,
+    ) -> Result<TeamCatalog, super::RemoteError> {
+        Ok(TeamCatalog {
             local,
             ident,
             remote: Arc::new(remote),
@@ -50,15 +45,15 @@ impl TeamBackend {
     }
 }
 
-impl TeamBackend {
+impl TeamCatalog {
     /// Sets the size cap of the local cache of remote objects.
-    pub fn with_cache_cap(mut self, bytes: u64) -> TeamBackend {
+    pub fn with_cache_cap(mut self, bytes: u64) -> TeamCatalog {
         self.opts.cache_cap = bytes;
         self
     }
 }
 
-impl Drop for TeamBackend {
+impl Drop for TeamCatalog {
     fn drop(&mut self) {
         if let Some(rt) = self.rt.take() {
             rt.shutdown_background();
@@ -66,85 +61,43 @@ impl Drop for TeamBackend {
     }
 }
 
-impl Backend for TeamBackend {
+impl ReadCatalog for TeamCatalog {
     fn catalog(&self) -> &dyn Catalog {
-        self.inner.catalog()
+        self.local.catalog()
     }
-    fn manifest(&self) -> Result<Arc<Manifest>, BackendError> {
-        self.inner.manifest()
+    fn manifest(&self) -> Result<Arc<Manifest>, StoreUnavailable> {
+        self.local.manifest()
     }
-    fn manifest_bytes(&self) -> Result<Vec<u8>, BackendError> {
-        self.inner.manifest_bytes()
+    fn manifest_bytes(&self) -> Result<Vec<u8>, StoreUnavailable> {
+        self.local.manifest_bytes()
     }
-    fn generation(&self, name: &str) -> Result<Option<Vec<u8>>, BackendError> {
-        self.inner.generation(name)
+    fn generation(&self, name: &str) -> Result<Option<Vec<u8>>, StoreUnavailable> {
+        self.local.generation(name)
     }
-    fn segment_list(&self) -> Result<crate::http::backend::SegmentListing, BackendError> {
-        self.inner.segment_list()
+    fn segment_list(&self) -> Result<SegmentListing, StoreUnavailable> {
+        self.local.segment_list()
     }
-    fn segment(&self, name: &str) -> Result<Option<Vec<u8>>, BackendError> {
-        self.inner.segment(name)
-    }
-    fn status(&self) -> IndexStatus {
-        self.inner.status()
-    }
-    fn building(&self) -> bool {
-        self.inner.building()
-    }
-    fn sweep(&self) -> Result<(), BackendError> {
-        self.inner.sweep()
-    }
-    fn refresh(&self, max_age: Duration) {
-        self.inner.refresh(max_age)
-    }
-    fn roots(&self) -> Vec<(Source, PathBuf)> {
-        self.inner.roots()
-    }
-    fn demo(&self) -> bool {
-        self.inner.demo()
-    }
-    fn enabled(&self) -> bool {
-        self.inner.enabled()
-    }
-    fn reconcile(&self) -> Result<(), BackendError> {
-        self.inner.reconcile()
-    }
-    fn window_days(&self) -> Option<u32> {
-        self.inner.window_days()
-    }
-    fn clear(&self) -> Result<serde_json::Value, BackendError> {
-        self.inner.clear()
-    }
-    fn set_policy(
-        &self,
-        enabled: Option<bool>,
-        history_days: Option<u32>,
-        dry_run: bool,
-    ) -> Result<serde_json::Value, BackendError> {
-        self.inner.set_policy(enabled, history_days, dry_run)
-    }
-    fn policy(&self) -> Option<crate::store::policy::Policy> {
-        self.inner.policy()
-    }
-    fn follow_store(&self) -> bool {
-        self.inner.follow_store()
-    }
-    fn reextract(
-        &self,
-        key: &str,
-        entry: &ManifestEntry,
-    ) -> Result<Option<Extracted>, BackendError> {
-        self.inner.reextract(key, entry)
+    fn segment(&self, name: &str) -> Result<Option<Vec<u8>>, StoreUnavailable> {
+        self.local.segment(name)
     }
 
-    fn team_search(
+    /// The union's search (`host` = the request's `host` parameter, a
+    /// comma list of host ids or names); `env.building` and
+    /// `env.budgets` are the server's.
+    fn search(
         &self,
         query: &Query,
         host: Option<&str>,
-        budgets: Budgets,
-    ) -> Option<Result<Response, QueryError>> {
-        let rt = self.rt.as_ref()?.handle().clone();
-        let building = self.inner.building();
+        env: &SearchEnv<'_>,
+    ) -> Result<Response, QueryError> {
+        let unavailable = || {
+            QueryError::new(
+                recall_core::ErrorCode::StoreUnavailable,
+                "team search failed",
+            )
+        };
+        let rt = self.rt.as_ref().ok_or_else(unavailable)?.handle().clone();
+        let (building, budgets) = (env.building, env.budgets);
         let opts = TeamOptions {
             hosts: host.map(super::union::host_list),
             ..self.opts.clone()
@@ -161,11 +114,6 @@ impl Backend for TeamBackend {
             cat.search(query, building, budgets)
         };
         let answer = std::thread::scope(|s| s.spawn(run).join());
-        Some(answer.unwrap_or_else(|_| {
-            Err(QueryError::new(
-                recall_core::ErrorCode::StoreUnavailable,
-                "team search failed",
-            ))
-        }))
+        answer.unwrap_or_else(|_| Err(unavailable()))
     }
 }

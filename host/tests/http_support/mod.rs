@@ -6,7 +6,7 @@
 use recall_host::arena::Arena;
 use recall_host::catalog::StoreCatalog;
 use recall_host::extract::{self, Roots};
-use recall_host::http::{Backend, MemBackend, ServeOptions, Server, StoreBackend};
+use recall_host::http::{IndexerHandle, MemCatalog, ServeOptions, Served, Server};
 use recall_host::index::{IndexOptions, Indexer};
 use recall_host::store::Store;
 use std::io::{Read, Write};
@@ -68,8 +68,20 @@ impl Demo {
     }
 }
 
-/// The demo home indexed into its own store (backfill done), as a backend.
-pub fn demo_backend(tag: &str) -> (TempDir, Arc<Indexer>, Arc<StoreBackend>) {
+/// The demo home indexed into its own store (backfill done), served with
+/// an indexer handle that runs no sweeps.
+pub fn demo_backend(tag: &str) -> (TempDir, Arc<Indexer>, Served) {
+    let (home, indexer, catalog) = demo_store(tag, true);
+    let served = store_served(
+        IndexerHandle::new(indexer.clone(), catalog.clone(), false),
+        catalog,
+    );
+    (home, indexer, served)
+}
+
+/// The demo home with its own store and indexer (`backfill` = the first
+/// sweep has run).
+pub fn demo_store(tag: &str, backfill: bool) -> (TempDir, Arc<Indexer>, StoreCatalog) {
     let home = TempDir::new(tag);
     recall_host::demo::write_at(&home.0, NOW).expect("demo home");
     let store = Arc::new(
@@ -80,27 +92,38 @@ pub fn demo_backend(tag: &str) -> (TempDir, Arc<Indexer>, Arc<StoreBackend>) {
     opts.now_ms = Some(NOW);
     opts.workers = 1;
     let indexer = Arc::new(Indexer::new(store.clone(), opts));
-    indexer.sweep().expect("backfill");
+    if backfill {
+        indexer.sweep().expect("backfill");
+    }
     let catalog = StoreCatalog::new(store, Arc::new(Arena::new(64 << 20)));
-    let backend = Arc::new(StoreBackend::new(indexer.clone(), catalog, false));
-    (home, indexer, backend)
+    (home, indexer, catalog)
 }
 
-/// Serves `backend` on an ephemeral loopback port without the indexer loop.
-pub fn serve(backend: Arc<dyn Backend>, mut opts: ServeOptions) -> Server {
+/// `catalog` served with `indexer`.
+pub fn store_served(indexer: IndexerHandle, catalog: StoreCatalog) -> Served {
+    Served::indexed(Arc::new(catalog), Arc::new(indexer))
+}
+
+/// Serves `served` on an ephemeral loopback port without the indexer loop.
+pub fn serve(served: Served, mut opts: ServeOptions) -> Server {
     opts.bind = "127.0.0.1:0".parse().expect("addr");
     opts.index = false;
-    Server::start(backend, opts).expect("server starts")
+    Server::start(served, opts).expect("server starts")
 }
 
-/// The demo home's sessions, extracted, in a [`MemBackend`].
-pub fn mem_backend(home: &Path) -> MemBackend {
+/// `catalog` served without an indexer.
+pub fn mem_served(catalog: Arc<MemCatalog>) -> Served {
+    Served::read_only(catalog)
+}
+
+/// The demo home's sessions, extracted, in a [`MemCatalog`].
+pub fn mem_backend(home: &Path) -> MemCatalog {
     recall_host::demo::write_at(home, NOW).expect("demo home");
     let sessions = extract::discover(&Roots::resolve(home, |_| None))
         .iter()
         .filter_map(|s| extract::extract(s).ok().flatten())
         .collect();
-    MemBackend::new("mem", sessions)
+    MemCatalog::new("mem", sessions)
 }
 
 /// A parsed response.

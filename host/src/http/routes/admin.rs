@@ -11,15 +11,28 @@
 
 use super::{blocking, json_value, pairs, param, respond, QueryPairs};
 use crate::http::errors::ApiError;
-use crate::http::AppState;
+use crate::http::{AppState, IndexerHandle, StoreUnavailable};
 use axum::extract::State;
+use std::sync::Arc;
+
+/// The indexer, or the error a server without one answers (500
+/// `store_unavailable`, as for a store that cannot be written).
+fn indexer(st: &AppState, what: &str) -> Result<Arc<IndexerHandle>, StoreUnavailable> {
+    st.indexer
+        .clone()
+        .ok_or_else(|| StoreUnavailable::new(format!("this server has no {what}")))
+}
 use axum::response::Response;
 
 /// `POST /api/index/clear`.
 pub async fn clear(State(st): State<AppState>, _q: QueryPairs) -> Response {
-    let backend = st.backend.clone();
+    let indexer = match indexer(&st, "store to clear") {
+        Ok(ix) => ix,
+        Err(e) => return respond(Err(e.into())),
+    };
+    let ix = indexer.clone();
     let cleared = blocking(move || {
-        let mut v = backend.clear()?;
+        let mut v = ix.clear()?;
         v["ok"] = true.into();
         Ok(json_value(&v))
     })
@@ -27,9 +40,8 @@ pub async fn clear(State(st): State<AppState>, _q: QueryPairs) -> Response {
     if cleared.is_ok() {
         // Rebuild now, not at the next periodic sweep (searches answer
         // `building` meanwhile).
-        let backend = st.backend.clone();
         tokio::task::spawn_blocking(move || {
-            if let Err(e) = backend.reconcile() {
+            if let Err(e) = indexer.reconcile() {
                 tracing::warn!(target: "recall::index", error = %e, "rebuild after clear failed");
             }
         });
@@ -65,9 +77,9 @@ async fn run_policy(st: AppState, q: Result<QueryPairs, ApiError>) -> Result<Res
     if enabled.is_none() && days.is_none() {
         return Err(ApiError::invalid("give enabled and/or history_days"));
     }
-    let backend = st.backend.clone();
+    let indexer = indexer(&st, "store policy")?;
     blocking(move || {
-        let mut v = backend.set_policy(enabled, days, dry_run)?;
+        let mut v = indexer.set_policy(enabled, days, dry_run)?;
         v["ok"] = true.into();
         Ok(json_value(&v))
     })

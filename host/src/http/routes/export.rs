@@ -34,17 +34,19 @@ pub async fn export(
         Ok(p) => p,
         Err(e) => return respond(Err(e)),
     };
-    let backend = st.backend.clone();
+    let (catalog, indexer) = (st.catalog.clone(), st.indexer.clone());
     let planned = blocking(move || {
-        let manifest = backend.manifest()?;
+        let manifest = catalog.manifest()?;
         let plan =
             export::plan(&manifest, &key, crate::http::routes::now_ms()).map_err(|e| match e {
                 ExportError::NotFound => ApiError::session_not_found(),
                 other => ApiError::store_unavailable(other.to_string()),
             })?;
         // Never a byte from outside the roots (a symlink in a session's
-        // folder pointing elsewhere).
-        Ok(plan.confined_to(backend.roots().into_iter().map(|(_, p)| p).collect()))
+        // folder pointing elsewhere); without an indexer there are no roots,
+        // so nothing from the sources.
+        let roots = indexer.map(|ix| ix.roots()).unwrap_or_default();
+        Ok(plan.confined_to(roots.into_iter().map(|(_, p)| p).collect()))
     })
     .await;
     let plan = match planned {

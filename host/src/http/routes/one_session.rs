@@ -87,15 +87,15 @@ async fn run(
     kind: Kind,
 ) -> Result<Response, ApiError> {
     let p = pairs(q)?;
-    let backend = st.backend.clone();
+    let catalog = st.catalog.clone();
     blocking(move || {
-        let manifest = backend.manifest()?;
+        let manifest = catalog.manifest()?;
         let key = resolve_key(&manifest, &key)?;
         let entry = manifest
             .sessions
             .get(&key)
             .ok_or_else(ApiError::session_not_found)?;
-        let shard = backend
+        let shard = catalog
             .catalog()
             .load(&key, entry, true)
             .map_err(|e| ApiError::store_unavailable(e.to_string()))?

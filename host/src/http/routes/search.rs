@@ -7,7 +7,7 @@ use crate::http::{AppState, Exposure};
 use crate::index::Availability;
 use axum::extract::State;
 use axum::response::Response;
-use recall_core::{search as core_search, Budgets, Request, SearchEnv};
+use recall_core::{Budgets, Request, SearchEnv};
 use std::time::{Duration, Instant};
 
 /// The core's response plus what only the host knows: whether the index
@@ -61,44 +61,47 @@ async fn run(
     // The query-time refresh runs outside the search slots: a sweep must not
     // turn into 429s for other searches (it never waits behind a running
     // sweep, so concurrent requests do not pile up here).
-    let backend = st.backend.clone();
+    // Without an indexer there is nothing to refresh or reconcile: the
+    // catalog is searched as it is.
     let refresh_after = st.refresh_after;
     let mut stale = false;
-    if wait {
-        // Reconcile first; past the deadline, search anyway and say so (the
-        // sweep goes on in the background). An error before it is the answer.
-        let job = tokio::task::spawn_blocking(move || backend.reconcile());
-        match tokio::time::timeout(FRESHNESS_DEADLINE, job).await {
-            Ok(Ok(r)) => r?,
-            Ok(Err(_)) => return Err(ApiError::internal("a request worker failed")),
-            Err(_) => stale = true,
+    match st.indexer.clone() {
+        Some(indexer) if wait => {
+            // Reconcile first; past the deadline, search anyway and say so
+            // (the sweep goes on in the background). An error before it is
+            // the answer.
+            let job = tokio::task::spawn_blocking(move || indexer.reconcile());
+            match tokio::time::timeout(FRESHNESS_DEADLINE, job).await {
+                Ok(Ok(r)) => r?,
+                Ok(Err(_)) => return Err(ApiError::internal("a request worker failed")),
+                Err(_) => stale = true,
+            }
         }
-    } else {
-        blocking(move || {
-            backend.refresh(refresh_after);
-            Ok(())
-        })
-        .await?;
+        Some(indexer) => {
+            blocking(move || {
+                indexer.refresh(refresh_after);
+                Ok(())
+            })
+            .await?
+        }
+        None => {}
     }
     let permit = st.slots.try_take()?;
-    let backend = st.backend.clone();
+    let (catalog, indexer) = (st.catalog.clone(), st.indexer.clone());
     let body = blocking(move || {
         let _permit = permit;
         // A store that cannot be read is a 500, not an empty answer.
-        backend.manifest()?;
+        catalog.manifest()?;
         let clock = || started.elapsed().as_millis() as u64;
         let env = SearchEnv {
-            catalog: backend.catalog(),
+            catalog: catalog.catalog(),
             clock: &clock,
             budgets: Budgets::default(),
-            building: backend.building(),
+            building: indexer.as_ref().is_some_and(|ix| ix.building()),
         };
         let host = super::param(&pairs, "host");
-        let mut response = match backend.team_search(&query, host, Budgets::default()) {
-            Some(r) => r?,
-            None => core_search(&query, &env)?,
-        };
-        response.window_days = backend.window_days();
+        let mut response = catalog.search(&query, host, &env)?;
+        response.window_days = indexer.as_ref().and_then(|ix| ix.window_days());
         response.truncated.freshness = stale;
         response.took_ms = clock();
         response
@@ -107,7 +110,10 @@ async fn run(
             .for_each(|s| exposure.search_session(s));
         let answer = Answer {
             response: &response,
-            availability: Availability::of(backend.enabled(), env.building),
+            availability: Availability::of(
+                indexer.as_ref().is_some_and(|ix| ix.enabled()),
+                env.building,
+            ),
         };
         serde_json::to_string(&answer).map_err(|e| ApiError::internal(e.to_string()))
     })

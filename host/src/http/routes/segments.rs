@@ -53,9 +53,9 @@ pub async fn list(State(st): State<AppState>, exposure: Exposure, headers: Heade
     if let Err(e) = exposure.require_local("the offline index (segment list)", false) {
         return e.into_response();
     }
-    let backend = st.backend.clone();
+    let catalog = st.catalog.clone();
     let got = blocking(move || {
-        let listing = backend.segment_list()?;
+        let listing = catalog.segment_list()?;
         let bytes = serde_json::to_vec(&listing)
             .map_err(|e| ApiError::internal(format!("cannot serialize the segment list: {e}")))?;
         let etag = format!("\"{}\"", hash16(&bytes));
@@ -97,9 +97,9 @@ pub async fn segment(
     if not_modified(&headers, &etag) {
         return binary(cached(Vec::new(), &etag, IMMUTABLE, &headers));
     }
-    let backend = st.backend.clone();
+    let catalog = st.catalog.clone();
     let name = file.clone();
-    let bytes = blocking(move || backend.segment(&name).map_err(ApiError::from)).await;
+    let bytes = blocking(move || catalog.segment(&name).map_err(ApiError::from)).await;
     match bytes {
         Ok(Some(b)) => binary(cached(b, &etag, IMMUTABLE, &headers)),
         Ok(None) => ApiError::not_found("no such segment").into_response(),

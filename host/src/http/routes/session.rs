@@ -40,10 +40,10 @@ async fn run(
         .as_ref()
         .map(|_| st.locates.try_take())
         .transpose()?;
-    let backend = st.backend.clone();
+    let (catalog, indexer) = (st.catalog.clone(), st.indexer.clone());
     let body = blocking(move || {
         let _permit = permit;
-        let manifest = backend.manifest()?;
+        let manifest = catalog.manifest()?;
         let key = super::one_session::resolve_key(&manifest, &key)?;
         let entry = manifest
             .sessions
@@ -53,14 +53,17 @@ async fn run(
         // listed: look it up in the shard with its tool rows, or a cold cache
         // (the conversation-only shard) would report the hit stale.
         let all = r.scope == recall_core::session::Scope::All;
-        let shard = backend
+        let shard = catalog
             .catalog()
             .load(&key, entry, all || r.locate.is_some())
             .map_err(|e| ApiError::store_unavailable(e.to_string()))?
             .shard;
-        let mut check = |record: usize| match backend.reextract(&key, entry) {
-            Ok(fresh) => locate::verify(&shard.shard.records[record], fresh.as_ref()),
-            Err(e) => Verdict::Unavailable(format!("the source could not be read: {e}")),
+        // Re-reading sources is the indexer's: a server without one cannot
+        // verify a hit against its source.
+        let mut check = |record: usize| match indexer.as_ref().map(|ix| ix.reextract(&key, entry)) {
+            Some(Ok(fresh)) => locate::verify(&shard.shard.records[record], fresh.as_ref()),
+            Some(Err(e)) => Verdict::Unavailable(format!("the source could not be read: {e}")),
+            None => Verdict::Unavailable("this server has no indexer to read sources".into()),
         };
         let page = session_view(&key, entry, manifest.revision, &shard, &r, Some(&mut check));
         let mut body =

@@ -42,9 +42,9 @@ async fn run(
     q: Result<QueryPairs, ApiError>,
 ) -> Result<Response, ApiError> {
     let r = request(&pairs(q)?)?;
-    let backend = st.backend.clone();
+    let catalog = st.catalog.clone();
     let body = blocking(move || {
-        let manifest = backend.manifest()?;
+        let manifest = catalog.manifest()?;
         let page = sessions(&manifest, &r)?;
         let mut body =
             serde_json::to_value(&page).map_err(|e| ApiError::internal(e.to_string()))?;

@@ -72,9 +72,9 @@ pub async fn generation(
     if not_modified(&headers, &etag) {
         return cached(Vec::new(), &etag, IMMUTABLE, &headers);
     }
-    let backend = st.backend.clone();
+    let catalog = st.catalog.clone();
     let name = file.clone();
-    let bytes = blocking(move || backend.generation(&name).map_err(ApiError::from)).await;
+    let bytes = blocking(move || catalog.generation(&name).map_err(ApiError::from)).await;
     match bytes {
         Ok(Some(b)) => cached(b, &etag, IMMUTABLE, &headers),
         Ok(None) => ApiError::not_found("no such generation").into_response(),
@@ -92,9 +92,9 @@ pub async fn manifest(
     if let Err(e) = exposure.require_local("the offline index (manifest)", false) {
         return e.into_response();
     }
-    let backend = st.backend.clone();
+    let catalog = st.catalog.clone();
     let got = blocking(move || {
-        let bytes = backend.manifest_bytes()?;
+        let bytes = catalog.manifest_bytes()?;
         let etag = format!("\"{}\"", hash16(&bytes));
         Ok::<_, ApiError>((etag, bytes))
     })

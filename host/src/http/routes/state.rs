@@ -1,17 +1,25 @@
-//! What every handler is given: the backend, the concurrency slots, the
-//! login codes and the server's exposure options.
+//! What every handler is given: the catalog, the indexer handle (when this
+//! server has one), the concurrency slots, the login codes and the server's
+//! exposure options.
 
-use crate::http::backend::Backend;
+use crate::http::indexer::IndexerHandle;
 use crate::http::limits::{self, SearchSlots, Slots};
 use crate::http::login::Logins;
+use crate::http::served::{ReadCatalog, Served};
 use std::sync::Arc;
 use std::time::Duration;
 
 /// Everything a handler needs.
 #[derive(Clone)]
 pub struct AppState {
-    /// The store and indexer.
-    pub backend: Arc<dyn Backend>,
+    /// What searchers and session views read.
+    pub catalog: Arc<dyn ReadCatalog>,
+    /// The indexer; `None` = this server has none (no sweeps, no policy, no
+    /// clear, no re-reading of sources for `locate`).
+    pub indexer: Option<Arc<IndexerHandle>>,
+    /// Whether this server serves the bundled demo home (the dashboard
+    /// shows a banner).
+    pub demo: bool,
     /// Concurrent-search slots.
     pub slots: SearchSlots,
     /// Concurrent-export slots.
@@ -28,10 +36,12 @@ pub struct AppState {
 }
 
 impl AppState {
-    /// State for `backend` with the default slots and no logins.
-    pub fn new(backend: Arc<dyn Backend>, refresh_after: Duration) -> AppState {
+    /// State for `served` with the default slots and no logins.
+    pub fn new(served: Served, refresh_after: Duration) -> AppState {
         AppState {
-            backend,
+            catalog: served.catalog,
+            indexer: served.indexer,
+            demo: false,
             slots: SearchSlots::default(),
             exports: Slots::named(limits::MAX_CONCURRENT_EXPORTS, "exports"),
             locates: Slots::named(limits::MAX_CONCURRENT_LOCATES, "locates"),

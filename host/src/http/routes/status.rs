@@ -2,14 +2,14 @@
 //! manifest's revision, store id and per-source coverage, the agent
 //! directories looked in (`roots`, each with whether it exists) and whether
 //! this is the bundled demo (`demo`), the store policy in force (`policy`,
-//! null without a store); `availability` says as a value
+//! null without an indexer); `availability` says as a value
 //! whether the index answers as current (`{state: "unavailable", reason:
 //! "disabled" | "not-ready"}` otherwise).
 
 use super::{blocking, json, respond, NO_STORE};
 use crate::http::errors::ApiError;
 use crate::http::{AppState, Exposure};
-use crate::index::Availability;
+use crate::index::{Availability, IndexStatus};
 use axum::extract::State;
 use axum::response::Response;
 use recall_core::search::coverage;
@@ -17,17 +17,22 @@ use serde_json::json;
 
 /// The handler.
 pub async fn status(State(st): State<AppState>, exposure: Exposure) -> Response {
-    let backend = st.backend.clone();
+    let (catalog, indexer, demo) = (st.catalog.clone(), st.indexer.clone(), st.demo);
     respond(
         blocking(move || {
-            let s = backend.status();
-            let manifest = backend.manifest()?;
-            let roots: Vec<_> = backend
-                .roots()
+            // Without an indexer: disabled, idle, no roots, no policy.
+            let s = indexer
+                .as_ref()
+                .map_or_else(IndexStatus::disabled, |ix| ix.status());
+            let manifest = catalog.manifest()?;
+            let roots: Vec<_> = indexer
+                .as_ref()
+                .map(|ix| ix.roots())
+                .unwrap_or_default()
                 .into_iter()
                 .map(|(source, dir)| exposure.root(source, &dir))
                 .collect();
-            let building = backend.building();
+            let building = indexer.as_ref().is_some_and(|ix| ix.building());
             let body = json!({
                 "ok": true,
                 "enabled": s.enabled,
@@ -48,8 +53,8 @@ pub async fn status(State(st): State<AppState>, exposure: Exposure) -> Response 
                 "sessions": manifest.sessions.len(),
                 "coverage": coverage(&manifest),
                 "roots": roots,
-                "demo": backend.demo(),
-                "policy": backend.policy(),
+                "demo": demo,
+                "policy": indexer.as_ref().map(|ix| ix.policy()),
             });
             Ok::<_, ApiError>(json(body.to_string(), NO_STORE))
         })

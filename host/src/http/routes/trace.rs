@@ -18,10 +18,10 @@ pub async fn trace(
     Path(key): Path<String>,
     _q: QueryPairs,
 ) -> Response {
-    let backend = st.backend.clone();
+    let catalog = st.catalog.clone();
     respond(
         blocking(move || {
-            let manifest = backend.manifest()?;
+            let manifest = catalog.manifest()?;
             let key = super::one_session::resolve_key(&manifest, &key)?;
             let t = recall_core::session::trace(&manifest, &key)
                 .ok_or_else(ApiError::session_not_found)?;

@@ -1,0 +1,95 @@
+//! What the HTTP server serves, split like a searcher and an index writer:
+//! the read side ([`ReadCatalog`]: snapshots, shards, segment and
+//! generation bytes, search) that every server has, and the write side
+//! ([`IndexerHandle`]) that only a server with an indexer has. Routes read
+//! through [`Served::catalog`] and reach the indexer only through
+//! [`Served::indexer`]; "no indexer" is `None`, answered explicitly by each
+//! route. Every method is blocking: handlers call them from
+//! `spawn_blocking`.
+
+use super::indexer::IndexerHandle;
+use recall_core::model::Manifest;
+use recall_core::{Catalog, Query, QueryError, Response, SearchEnv};
+use std::sync::Arc;
+
+/// Why the store could not answer. Always served as 500 `store_unavailable`;
+/// the message never contains query text.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct StoreUnavailable(pub String);
+
+impl StoreUnavailable {
+    /// Builds an error from anything printable.
+    pub fn new(message: impl Into<String>) -> StoreUnavailable {
+        StoreUnavailable(message.into())
+    }
+}
+
+pub use super::routes::segments::{SegmentListing, SegmentSummary};
+
+/// The read side: what searchers and session views read. Implemented by
+/// the on-disk store ([`crate::catalog::StoreCatalog`]), team search
+/// (`remote::serve::TeamCatalog`) and, for tests, `MemCatalog`.
+pub trait ReadCatalog: Send + Sync + 'static {
+    /// Manifests and prepared shards, for search and session views.
+    fn catalog(&self) -> &dyn Catalog;
+
+    /// The current manifest; an error when the store cannot be read (500
+    /// `store_unavailable`).
+    fn manifest(&self) -> Result<Arc<Manifest>, StoreUnavailable>;
+
+    /// The exact bytes of the current manifest (served to offline clients).
+    fn manifest_bytes(&self) -> Result<Vec<u8>, StoreUnavailable>;
+
+    /// The bytes of a generation file; `None` when no such generation exists.
+    /// `name` has already been checked with
+    /// [`recall_core::naming::is_generation_file_name`].
+    fn generation(&self, name: &str) -> Result<Option<Vec<u8>>, StoreUnavailable>;
+
+    /// The live index segments (`GET /api/index/segments`).
+    fn segment_list(&self) -> Result<SegmentListing, StoreUnavailable>;
+
+    /// The bytes of segment file `name` (already checked to be
+    /// `<hash16>.seg`); `None` when no such segment exists.
+    fn segment(&self, name: &str) -> Result<Option<Vec<u8>>, StoreUnavailable>;
+
+    /// Answers a search. `env.catalog` is [`ReadCatalog::catalog`]; `host`
+    /// is the request's `host` parameter (a comma list of host ids or
+    /// names), which only team search reads.
+    fn search(
+        &self,
+        query: &Query,
+        host: Option<&str>,
+        env: &SearchEnv<'_>,
+    ) -> Result<Response, QueryError>;
+}
+
+/// What one server serves: the catalog, and a handle on the indexer when
+/// this server has one (`recall serve` always has one, even with
+/// `--no-index`: it then runs no sweeps but still re-reads sources for
+/// `locate` and owns the policy; a server of a fixed catalog has none).
+#[derive(Clone)]
+pub struct Served {
+    /// The read side.
+    pub catalog: Arc<dyn ReadCatalog>,
+    /// The write side; `None` = this server has no indexer.
+    pub indexer: Option<Arc<IndexerHandle>>,
+}
+
+impl Served {
+    /// A catalog with its indexer.
+    pub fn indexed(catalog: Arc<dyn ReadCatalog>, indexer: Arc<IndexerHandle>) -> Served {
+        Served {
+            catalog,
+            indexer: Some(indexer),
+        }
+    }
+
+    /// A catalog without an indexer.
+    pub fn read_only(catalog: Arc<dyn ReadCatalog>) -> Served {
+        Served {
+            catalog,
+            indexer: None,
+        }
+    }
+}
