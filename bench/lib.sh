@@ -5,6 +5,8 @@
 #
 #   source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 #   bench_setup <gen.py seed>      # needs SIZE and WORK; sets root, bin, home
+#
+# BIN=path/to/recall uses that binary instead of building the release one.
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 target_dir=${CARGO_TARGET_DIR:-$root/target}
@@ -16,8 +18,12 @@ HERMETIC=(-u RECALL_HOME -u CLAUDE_CONFIG_DIR -u CODEX_HOME -u KIMI_CODE_HOME -u
 bench_setup() {
   local seed=$1
   cd "$root"
-  cargo build --release -q -p recall-host
-  bin="$target_dir/release/recall"
+  if [ -n "${BIN:-}" ]; then
+    bin=$BIN
+  else
+    cargo build --release -q -p recall-host
+    bin="$target_dir/release/recall"
+  fi
   mkdir -p "$WORK"
   if [ ! -f "$WORK/g/truth.jsonl" ] || [ "$(cat "$WORK/g/size" 2>/dev/null)" != "$SIZE-$seed" ]; then
     python3 "$gen" --out "$WORK/g" --seed "$seed" --target-bytes "$SIZE" --force
