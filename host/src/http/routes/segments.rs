@@ -7,12 +7,13 @@
 //! revalidated by its content hash. Both are local-only, like generations:
 //! a segment is built from transcript text and names generation files.
 
-use super::shards::{cached, not_modified, IMMUTABLE};
+use super::shards::{cached, immutable, Immutable};
 use super::{blocking, respond};
 use crate::http::errors::ApiError;
 use crate::http::{AppState, Exposure};
+use crate::store::segments::is_segment_name;
 use axum::extract::{Path, State};
-use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use recall_core::naming::hash16;
 use serde::Serialize;
@@ -39,15 +40,6 @@ pub struct SegmentSummary {
     pub source_bytes: u64,
 }
 
-/// Whether `name` is `<hash16>.seg` (lowercase hex).
-fn is_segment_name(name: &str) -> bool {
-    name.len() == 20
-        && name.ends_with(".seg")
-        && name[..16]
-            .bytes()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-}
-
 /// The list handler.
 pub async fn list(State(st): State<AppState>, exposure: Exposure, headers: HeaderMap) -> Response {
     if let Err(e) = exposure.require_local("the offline index (segment list)", false) {
@@ -68,41 +60,21 @@ pub async fn list(State(st): State<AppState>, exposure: Exposure, headers: Heade
     }
 }
 
-/// The segment file handler.
+static SEGMENT: Immutable = Immutable {
+    what: "the offline index (segment files)",
+    is_name: is_segment_name,
+    invalid: "a segment name is 16 lowercase hex digits and .seg",
+    missing: "no such segment",
+    content_type: "application/octet-stream",
+    read: |catalog, name| catalog.segment(name),
+};
+
+/// The segment handler.
 pub async fn segment(
     State(st): State<AppState>,
     exposure: Exposure,
     Path(file): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    if let Err(e) = exposure.require_local("the offline index (segment files)", false) {
-        return e.into_response();
-    }
-    if !is_segment_name(&file) {
-        return ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "invalid_param",
-            "a segment name is 16 lowercase hex digits and .seg",
-        )
-        .into_response();
-    }
-    let etag = format!("\"{}\"", &file[..16]);
-    let binary = |mut r: Response| {
-        r.headers_mut().insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/octet-stream"),
-        );
-        r
-    };
-    if not_modified(&headers, &etag) {
-        return binary(cached(Vec::new(), &etag, IMMUTABLE, &headers));
-    }
-    let catalog = st.catalog.clone();
-    let name = file.clone();
-    let bytes = blocking(move || catalog.segment(&name).map_err(ApiError::from)).await;
-    match bytes {
-        Ok(Some(b)) => binary(cached(b, &etag, IMMUTABLE, &headers)),
-        Ok(None) => ApiError::not_found("no such segment").into_response(),
-        Err(e) => respond(Err(e)),
-    }
+    immutable(&SEGMENT, st, exposure, file, headers).await
 }

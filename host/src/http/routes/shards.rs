@@ -5,6 +5,7 @@
 
 use super::{blocking, respond};
 use crate::http::errors::ApiError;
+use crate::http::served::{ReadCatalog, StoreUnavailable};
 use crate::http::{AppState, Exposure};
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
@@ -25,10 +26,22 @@ pub(super) fn not_modified(headers: &HeaderMap, etag: &str) -> bool {
         .any(|t| t == etag || t == "*")
 }
 
+/// A body with `Cache-Control: cache` and `ETag: etag` (JSON), or 304
+/// when `If-None-Match` already names it.
 pub(super) fn cached(
     body: Vec<u8>,
     etag: &str,
     cache: &'static str,
+    headers: &HeaderMap,
+) -> Response {
+    cached_as(body, etag, cache, "application/json", headers)
+}
+
+fn cached_as(
+    body: Vec<u8>,
+    etag: &str,
+    cache: &'static str,
+    content_type: &'static str,
     headers: &HeaderMap,
 ) -> Response {
     let mut r = if not_modified(headers, etag) {
@@ -37,16 +50,73 @@ pub(super) fn cached(
         body.into_response()
     };
     let h = r.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static(cache));
     if let Ok(v) = HeaderValue::from_str(etag) {
         h.insert(header::ETAG, v);
     }
     r
 }
+
+/// One kind of immutable file the offline index downloads by its content
+/// name (`<hash16>.<ext>`): generations and segments.
+pub(super) struct Immutable {
+    /// What the refusal to a remote client names.
+    pub what: &'static str,
+    /// Whether a requested name is one of these.
+    pub is_name: fn(&str) -> bool,
+    /// The 400 message for any other name.
+    pub invalid: &'static str,
+    /// The 404 message.
+    pub missing: &'static str,
+    /// Its `Content-Type`.
+    pub content_type: &'static str,
+    /// Reads it (`None` = no such file).
+    pub read: fn(&dyn ReadCatalog, &str) -> Result<Option<Vec<u8>>, StoreUnavailable>,
+}
+
+/// Serves `file` of `kind`: local clients only (a generation holds its
+/// session's paths and resume command, and a segment is built from
+/// transcript text and names generations), cached for a year and
+/// revalidated by the name's hash.
+pub(super) async fn immutable(
+    kind: &'static Immutable,
+    st: AppState,
+    exposure: Exposure,
+    file: String,
+    headers: HeaderMap,
+) -> Response {
+    if let Err(e) = exposure.require_local(kind.what, false) {
+        return e.into_response();
+    }
+    if !(kind.is_name)(&file) {
+        return ApiError::new(StatusCode::BAD_REQUEST, "invalid_param", kind.invalid)
+            .into_response();
+    }
+    let etag = format!("\"{}\"", &file[..16]);
+    let respond_with =
+        |body: Vec<u8>| cached_as(body, &etag, IMMUTABLE, kind.content_type, &headers);
+    if not_modified(&headers, &etag) {
+        return respond_with(Vec::new());
+    }
+    let catalog = st.catalog.clone();
+    let read = kind.read;
+    let bytes = blocking(move || read(catalog.as_ref(), &file).map_err(ApiError::from)).await;
+    match bytes {
+        Ok(Some(b)) => respond_with(b),
+        Ok(None) => ApiError::not_found(kind.missing).into_response(),
+        Err(e) => respond(Err(e)),
+    }
+}
+
+static GENERATION: Immutable = Immutable {
+    what: "the offline index (generation files)",
+    is_name: is_generation_file_name,
+    invalid: "a generation name is 16 lowercase hex digits and .json",
+    missing: "no such generation",
+    content_type: "application/json",
+    read: |catalog, name| catalog.generation(name),
+};
 
 /// The generation handler.
 pub async fn generation(
@@ -55,31 +125,7 @@ pub async fn generation(
     Path(file): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    // A generation holds its session's file paths and resume command, and
-    // its name is the hash of those very bytes: not for remote clients.
-    if let Err(e) = exposure.require_local("the offline index (generation files)", false) {
-        return e.into_response();
-    }
-    if !is_generation_file_name(&file) {
-        return ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "invalid_param",
-            "a generation name is 16 lowercase hex digits and .json",
-        )
-        .into_response();
-    }
-    let etag = format!("\"{}\"", &file[..16]);
-    if not_modified(&headers, &etag) {
-        return cached(Vec::new(), &etag, IMMUTABLE, &headers);
-    }
-    let catalog = st.catalog.clone();
-    let name = file.clone();
-    let bytes = blocking(move || catalog.generation(&name).map_err(ApiError::from)).await;
-    match bytes {
-        Ok(Some(b)) => cached(b, &etag, IMMUTABLE, &headers),
-        Ok(None) => ApiError::not_found("no such generation").into_response(),
-        Err(e) => respond(Err(e)),
-    }
+    immutable(&GENERATION, st, exposure, file, headers).await
 }
 
 /// The manifest handler.
