@@ -193,6 +193,11 @@ pub struct Indexer {
     /// The history window in days (starts as `opts.retention_days`; a
     /// running server follows the store policy's changes).
     history_days: std::sync::atomic::AtomicU32,
+    /// The store id whose first backfill this indexer has seen finished: a
+    /// store never un-finishes it (a clear makes a new store id), so
+    /// [`Indexer::backfilled`], asked on every search, reads the ledger only
+    /// until then.
+    backfilled_store: Mutex<Option<String>>,
 }
 
 impl Indexer {
@@ -208,6 +213,7 @@ impl Indexer {
             last_full_ms: AtomicI64::new(0),
             shard_hook: Mutex::new(None),
             history_days: std::sync::atomic::AtomicU32::new(opts.retention_days),
+            backfilled_store: Mutex::new(None),
             opts,
         }
     }
@@ -352,7 +358,18 @@ impl Indexer {
 
     /// Whether the store's first full backfill has finished.
     pub fn backfilled(&self) -> bool {
-        self.store.indexer_state().is_ok_and(|s| s.backfilled)
+        let Ok(current) = self.store.current() else {
+            return false;
+        };
+        let mut seen = self.backfilled_store.lock().unwrap_or_else(|p| p.into_inner());
+        if seen.as_deref() == Some(current.store_id.as_str()) {
+            return true;
+        }
+        let done = self.store.indexer_state().is_ok_and(|s| s.backfilled);
+        if done {
+            *seen = Some(current.store_id.clone());
+        }
+        done
     }
 
     /// Wall-clock ms of the store's last finished sweep (by any process).
