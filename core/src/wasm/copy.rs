@@ -165,7 +165,7 @@ pub async fn sync(
         }
     }
     progress(state);
-    let mut fetched = Vec::new();
+    let mut fetched = 0;
     for chunk in missing.chunks(PARALLEL) {
         let started = chunk
             .iter()
@@ -178,17 +178,16 @@ pub async fn sync(
             let bytes = fetch::finish(&url, pending).await?;
             next.add_segment(name, &bytes)
                 .map_err(|e| invalid(name, e))?;
+            // Content-named: kept at once, so a download cut short resumes.
+            store.put(&url, &bytes).await;
             state.done += 1;
             state.bytes += bytes.len() as u64;
             progress(state);
-            fetched.push((url, bytes));
+            fetched += 1;
         }
     }
     next.set_manifest(&manifest)
         .map_err(|e| invalid("the manifest", e))?;
-    for (url, bytes) in &fetched {
-        store.put(url, bytes).await;
-    }
     let m = next.manifest();
     let record = State {
         store_id: m.store_id.clone(),
@@ -210,7 +209,7 @@ pub async fn sync(
     let out = summary(
         &next,
         segments.len(),
-        fetched.len(),
+        fetched,
         state.bytes,
         record.fetched_ms,
     );
