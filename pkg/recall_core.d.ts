@@ -2,7 +2,8 @@
 /* eslint-disable */
 
 /**
- * The browser's index object: a manifest and its generations in memory.
+ * The browser's index object: a manifest and its generations in memory,
+ * and (when made with `fromDaemon`/`fromBucket`) where to fetch them.
  */
 export class Index {
     free(): void;
@@ -16,6 +17,38 @@ export class Index {
      */
     addSegment(name: string, bytes: Uint8Array | number[]): void;
     /**
+     * How many of the source's generations the cache holds.
+     */
+    cachedGenerations(): Promise<any>;
+    /**
+     * Loads `names` (cache, then network) before a view that reads them.
+     */
+    ensureGenerations(names: string[]): Promise<any>;
+    /**
+     * Fetches every generation the manifest names that is not loaded, so
+     * the copy answers without the source. Resolves to how many came from
+     * the network.
+     */
+    fill(): Promise<any>;
+    /**
+     * Deletes the source's files from the cache and empties this index.
+     */
+    forget(): Promise<any>;
+    /**
+     * An empty index that fetches from a team bucket's host folder
+     * (`https://…/<prefix>/hosts/<host-id>/`, readable by the page: CORS).
+     */
+    static fromBucket(folder: string): Index;
+    /**
+     * An empty index that fetches from the daemon at `origin`
+     * (`location.origin`).
+     */
+    static fromDaemon(origin: string): Index;
+    /**
+     * The generation file of session `key` in the current manifest.
+     */
+    generationOf(key: string): string | undefined;
+    /**
      * Whether a generation is loaded.
      */
     hasGeneration(name: string): boolean;
@@ -23,6 +56,11 @@ export class Index {
      * Whether a segment was added under `name`.
      */
     hasSegment(name: string): boolean;
+    /**
+     * Replaces this index with the copy in the cache (no network).
+     * Resolves to the summary `sync` gave (`fetched: 0`).
+     */
+    load(): Promise<any>;
     /**
      * A generation that could not be fetched: lazy searches stop asking.
      */
@@ -43,6 +81,12 @@ export class Index {
      * Drops added segments not in `keep`.
      */
     retainSegments(keep: string[]): void;
+    /**
+     * §4 search that fetches what it needs: resolves to the response (or
+     * the §7 error body), equal to `search` over a fully loaded index.
+     * Generations that cannot be fetched are left out (`partial`).
+     */
+    searchFetching(request: any): Promise<any>;
     /**
      * JSON in, JSON out: exactly the bytes `MemIndex::search_json` returns
      * natively.
@@ -75,10 +119,22 @@ export class Index {
      */
     setManifest(bytes: Uint8Array | number[]): void;
     /**
+     * What the cache holds for the source: `{revision, fetched_ms}` or null.
+     */
+    stored(): Promise<any>;
+    /**
      * Indices of a loaded generation's superseded records, ascending
      * (empty when it is not loaded).
      */
     supersededRecords(name: string): Uint32Array;
+    /**
+     * Downloads the manifest and the segments the cache lacks (kept in
+     * the Cache API) and replaces this index with the new copy;
+     * `onProgress({done, total, bytes})` as segments arrive. Resolves to
+     * `{store_id, revision, sessions, segments, fetched, bytes, lazy,
+     * fetched_ms}`; rejects (keeping the old copy) on any failure.
+     */
+    sync(on_progress?: Function | null): Promise<any>;
     /**
      * `MemIndex::views_json`'s bytes: the session list, a session view or
      * lineage, shaped like the daemon's routes.
@@ -93,20 +149,31 @@ export interface InitOutput {
     readonly __wbg_index_free: (a: number, b: number) => void;
     readonly index_addGeneration: (a: number, b: number, c: number, d: number, e: number) => [number, number];
     readonly index_addSegment: (a: number, b: number, c: number, d: number, e: number) => [number, number];
+    readonly index_cachedGenerations: (a: number) => any;
+    readonly index_ensureGenerations: (a: number, b: number, c: number) => any;
+    readonly index_fill: (a: number) => any;
+    readonly index_forget: (a: number) => any;
+    readonly index_fromBucket: (a: number, b: number) => number;
+    readonly index_fromDaemon: (a: number, b: number) => number;
+    readonly index_generationOf: (a: number, b: number, c: number) => [number, number];
     readonly index_hasGeneration: (a: number, b: number, c: number) => number;
     readonly index_hasSegment: (a: number, b: number, c: number) => number;
+    readonly index_load: (a: number) => any;
     readonly index_markUnavailable: (a: number, b: number, c: number) => void;
     readonly index_missingGenerations: (a: number) => [number, number];
     readonly index_new: () => number;
     readonly index_retainReferenced: (a: number) => void;
     readonly index_retainSegments: (a: number, b: number, c: number) => void;
     readonly index_search: (a: number, b: any) => [number, number, number];
+    readonly index_searchFetching: (a: number, b: any) => any;
     readonly index_searchJson: (a: number, b: number, c: number) => [number, number];
     readonly index_searchLazy: (a: number, b: any, c: number) => [number, number, number];
     readonly index_searchLazyJson: (a: number, b: number, c: number, d: number) => [number, number];
     readonly index_sessionQueryJson: (a: number, b: number, c: number, d: number, e: number) => [number, number];
     readonly index_setManifest: (a: number, b: number, c: number) => [number, number];
+    readonly index_stored: (a: number) => any;
     readonly index_supersededRecords: (a: number, b: number, c: number) => [number, number];
+    readonly index_sync: (a: number, b: number) => any;
     readonly index_viewsJson: (a: number, b: number, c: number) => [number, number];
     readonly recall_add_generation: (a: number, b: number, c: number, d: number, e: number) => number;
     readonly recall_add_segment: (a: number, b: number, c: number, d: number, e: number) => number;
@@ -120,12 +187,15 @@ export interface InitOutput {
     readonly recall_session_query: (a: number, b: number, c: number, d: number, e: number) => bigint;
     readonly recall_set_manifest: (a: number, b: number, c: number) => number;
     readonly recall_views: (a: number, b: number, c: number) => bigint;
+    readonly wasm_bindgen__convert__closures_____invoke__h53b22677c3591d48: (a: number, b: number, c: any, d: any) => void;
+    readonly wasm_bindgen__convert__closures_____invoke__h54ed1f24395b096b: (a: number, b: number, c: any) => [number, number];
     readonly __wbindgen_malloc: (a: number, b: number) => number;
     readonly __wbindgen_realloc: (a: number, b: number, c: number, d: number) => number;
     readonly __wbindgen_free: (a: number, b: number, c: number) => void;
     readonly __wbindgen_exn_store: (a: number) => void;
     readonly __externref_table_alloc: () => number;
     readonly __wbindgen_externrefs: WebAssembly.Table;
+    readonly __wbindgen_destroy_closure: (a: number, b: number) => void;
     readonly __externref_table_dealloc: (a: number) => void;
     readonly __externref_drop_slice: (a: number, b: number) => void;
     readonly __wbindgen_start: () => void;

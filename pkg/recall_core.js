@@ -1,9 +1,16 @@
 /* @ts-self-types="./recall_core.d.ts" */
 
 /**
- * The browser's index object: a manifest and its generations in memory.
+ * The browser's index object: a manifest and its generations in memory,
+ * and (when made with `fromDaemon`/`fromBucket`) where to fetch them.
  */
 export class Index {
+    static __wrap(ptr) {
+        const obj = Object.create(Index.prototype);
+        obj.__wbg_ptr = ptr;
+        IndexFinalization.register(obj, obj.__wbg_ptr, obj);
+        return obj;
+    }
     __destroy_into_raw() {
         const ptr = this.__wbg_ptr;
         this.__wbg_ptr = 0;
@@ -59,6 +66,83 @@ export class Index {
         }
     }
     /**
+     * How many of the source's generations the cache holds.
+     * @returns {Promise<any>}
+     */
+    cachedGenerations() {
+        const ret = wasm.index_cachedGenerations(this.__wbg_ptr);
+        return ret;
+    }
+    /**
+     * Loads `names` (cache, then network) before a view that reads them.
+     * @param {string[]} names
+     * @returns {Promise<any>}
+     */
+    ensureGenerations(names) {
+        const ptr0 = passArrayJsValueToWasm0(names, wasm.__wbindgen_malloc);
+        const len0 = WASM_VECTOR_LEN;
+        const ret = wasm.index_ensureGenerations(this.__wbg_ptr, ptr0, len0);
+        return ret;
+    }
+    /**
+     * Fetches every generation the manifest names that is not loaded, so
+     * the copy answers without the source. Resolves to how many came from
+     * the network.
+     * @returns {Promise<any>}
+     */
+    fill() {
+        const ret = wasm.index_fill(this.__wbg_ptr);
+        return ret;
+    }
+    /**
+     * Deletes the source's files from the cache and empties this index.
+     * @returns {Promise<any>}
+     */
+    forget() {
+        const ret = wasm.index_forget(this.__wbg_ptr);
+        return ret;
+    }
+    /**
+     * An empty index that fetches from a team bucket's host folder
+     * (`https://…/<prefix>/hosts/<host-id>/`, readable by the page: CORS).
+     * @param {string} folder
+     * @returns {Index}
+     */
+    static fromBucket(folder) {
+        const ptr0 = passStringToWasm0(folder, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
+        const len0 = WASM_VECTOR_LEN;
+        const ret = wasm.index_fromBucket(ptr0, len0);
+        return Index.__wrap(ret);
+    }
+    /**
+     * An empty index that fetches from the daemon at `origin`
+     * (`location.origin`).
+     * @param {string} origin
+     * @returns {Index}
+     */
+    static fromDaemon(origin) {
+        const ptr0 = passStringToWasm0(origin, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
+        const len0 = WASM_VECTOR_LEN;
+        const ret = wasm.index_fromDaemon(ptr0, len0);
+        return Index.__wrap(ret);
+    }
+    /**
+     * The generation file of session `key` in the current manifest.
+     * @param {string} key
+     * @returns {string | undefined}
+     */
+    generationOf(key) {
+        const ptr0 = passStringToWasm0(key, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
+        const len0 = WASM_VECTOR_LEN;
+        const ret = wasm.index_generationOf(this.__wbg_ptr, ptr0, len0);
+        let v2;
+        if (ret[0] !== 0) {
+            v2 = getStringFromWasm0(ret[0], ret[1]);
+            wasm.__wbindgen_free(ret[0], ret[1] * 1, 1);
+        }
+        return v2;
+    }
+    /**
      * Whether a generation is loaded.
      * @param {string} name
      * @returns {boolean}
@@ -79,6 +163,15 @@ export class Index {
         const len0 = WASM_VECTOR_LEN;
         const ret = wasm.index_hasSegment(this.__wbg_ptr, ptr0, len0);
         return ret !== 0;
+    }
+    /**
+     * Replaces this index with the copy in the cache (no network).
+     * Resolves to the summary `sync` gave (`fetched: 0`).
+     * @returns {Promise<any>}
+     */
+    load() {
+        const ret = wasm.index_load(this.__wbg_ptr);
+        return ret;
     }
     /**
      * A generation that could not be fetched: lazy searches stop asking.
@@ -122,6 +215,17 @@ export class Index {
         const ptr0 = passArrayJsValueToWasm0(keep, wasm.__wbindgen_malloc);
         const len0 = WASM_VECTOR_LEN;
         wasm.index_retainSegments(this.__wbg_ptr, ptr0, len0);
+    }
+    /**
+     * §4 search that fetches what it needs: resolves to the response (or
+     * the §7 error body), equal to `search` over a fully loaded index.
+     * Generations that cannot be fetched are left out (`partial`).
+     * @param {any} request
+     * @returns {Promise<any>}
+     */
+    searchFetching(request) {
+        const ret = wasm.index_searchFetching(this.__wbg_ptr, request);
+        return ret;
     }
     /**
      * JSON in, JSON out: exactly the bytes `MemIndex::search_json` returns
@@ -237,6 +341,14 @@ export class Index {
         }
     }
     /**
+     * What the cache holds for the source: `{revision, fetched_ms}` or null.
+     * @returns {Promise<any>}
+     */
+    stored() {
+        const ret = wasm.index_stored(this.__wbg_ptr);
+        return ret;
+    }
+    /**
      * Indices of a loaded generation's superseded records, ascending
      * (empty when it is not loaded).
      * @param {string} name
@@ -249,6 +361,19 @@ export class Index {
         var v2 = getArrayU32FromWasm0(ret[0], ret[1]).slice();
         wasm.__wbindgen_free(ret[0], ret[1] * 4, 4);
         return v2;
+    }
+    /**
+     * Downloads the manifest and the segments the cache lacks (kept in
+     * the Cache API) and replaces this index with the new copy;
+     * `onProgress({done, total, bytes})` as segments arrive. Resolves to
+     * `{store_id, revision, sessions, segments, fetched, bytes, lazy,
+     * fetched_ms}`; rejects (keeping the old copy) on any failure.
+     * @param {Function | null} [on_progress]
+     * @returns {Promise<any>}
+     */
+    sync(on_progress) {
+        const ret = wasm.index_sync(this.__wbg_ptr, isLikeNone(on_progress) ? 0 : addToExternrefTable0(on_progress));
+        return ret;
     }
     /**
      * `MemIndex::views_json`'s bytes: the session list, a session view or
@@ -325,6 +450,10 @@ function __wbg_get_imports() {
             const ret = typeof(arg0) === 'string';
             return ret;
         },
+        __wbg___wbindgen_is_undefined_be5b34249ff1fc15: function(arg0) {
+            const ret = arg0 === undefined;
+            return ret;
+        },
         __wbg___wbindgen_jsval_eq_38d7bfbe4cc84039: function(arg0, arg1) {
             const ret = arg0 === arg1;
             return ret;
@@ -350,16 +479,51 @@ function __wbg_get_imports() {
         __wbg___wbindgen_throw_4c88d8bf264fd984: function(arg0, arg1) {
             throw new Error(getStringFromWasm0(arg0, arg1));
         },
+        __wbg__wbg_cb_unref_09736879a3f67559: function(arg0) {
+            arg0._wbg_cb_unref();
+        },
+        __wbg_arrayBuffer_2c99a9ba14ba536c: function() { return handleError(function (arg0) {
+            const ret = arg0.arrayBuffer();
+            return ret;
+        }, arguments); },
+        __wbg_caches_3ab34aa0ec453ad4: function() { return handleError(function (arg0) {
+            const ret = arg0.caches;
+            return ret;
+        }, arguments); },
+        __wbg_caches_6e2a2489d562284d: function() { return handleError(function (arg0) {
+            const ret = arg0.caches;
+            return ret;
+        }, arguments); },
         __wbg_call_40b008ba32f73991: function() { return handleError(function (arg0, arg1) {
             const ret = arg0.call(arg1);
             return ret;
         }, arguments); },
+        __wbg_call_a410eb4b59ed5965: function() { return handleError(function (arg0, arg1, arg2) {
+            const ret = arg0.call(arg1, arg2);
+            return ret;
+        }, arguments); },
+        __wbg_delete_ce40311d4ec76b43: function(arg0, arg1, arg2) {
+            const ret = arg0.delete(getStringFromWasm0(arg1, arg2));
+            return ret;
+        },
         __wbg_done_57e08d0be6e30c02: function(arg0) {
             const ret = arg0.done;
             return ret;
         },
         __wbg_entries_7bb1459bd9b5c2b9: function(arg0) {
             const ret = Object.entries(arg0);
+            return ret;
+        },
+        __wbg_fetch_21015a0a4570ab44: function(arg0, arg1, arg2, arg3) {
+            const ret = arg0.fetch(getStringFromWasm0(arg1, arg2), arg3);
+            return ret;
+        },
+        __wbg_fetch_8991a6a8ea67c83b: function(arg0, arg1, arg2, arg3) {
+            const ret = arg0.fetch(getStringFromWasm0(arg1, arg2), arg3);
+            return ret;
+        },
+        __wbg_from_eac91875c8a5ffa4: function(arg0) {
+            const ret = Array.from(arg0);
             return ret;
         },
         __wbg_get_635eea311fa1a291: function() { return handleError(function (arg0, arg1) {
@@ -384,6 +548,26 @@ function __wbg_get_imports() {
             const ret = result;
             return ret;
         },
+        __wbg_instanceof_Cache_42bc551c16168cc8: function(arg0) {
+            let result;
+            try {
+                result = arg0 instanceof Cache;
+            } catch (_) {
+                result = false;
+            }
+            const ret = result;
+            return ret;
+        },
+        __wbg_instanceof_Error_74e3cca0c4a69161: function(arg0) {
+            let result;
+            try {
+                result = arg0 instanceof Error;
+            } catch (_) {
+                result = false;
+            }
+            const ret = result;
+            return ret;
+        },
         __wbg_instanceof_Map_0b4fc8b62e73f163: function(arg0) {
             let result;
             try {
@@ -394,10 +578,50 @@ function __wbg_get_imports() {
             const ret = result;
             return ret;
         },
+        __wbg_instanceof_Request_8f09038945bb6bd9: function(arg0) {
+            let result;
+            try {
+                result = arg0 instanceof Request;
+            } catch (_) {
+                result = false;
+            }
+            const ret = result;
+            return ret;
+        },
+        __wbg_instanceof_Response_5b0b4f7f1daeae51: function(arg0) {
+            let result;
+            try {
+                result = arg0 instanceof Response;
+            } catch (_) {
+                result = false;
+            }
+            const ret = result;
+            return ret;
+        },
         __wbg_instanceof_Uint8Array_d7aeb0dcb3108fea: function(arg0) {
             let result;
             try {
                 result = arg0 instanceof Uint8Array;
+            } catch (_) {
+                result = false;
+            }
+            const ret = result;
+            return ret;
+        },
+        __wbg_instanceof_Window_5cf453f5639aa1a2: function(arg0) {
+            let result;
+            try {
+                result = arg0 instanceof Window;
+            } catch (_) {
+                result = false;
+            }
+            const ret = result;
+            return ret;
+        },
+        __wbg_instanceof_WorkerGlobalScope_a8f1cd8c19b6daec: function(arg0) {
+            let result;
+            try {
+                result = arg0 instanceof WorkerGlobalScope;
             } catch (_) {
                 result = false;
             }
@@ -416,12 +640,24 @@ function __wbg_get_imports() {
             const ret = Symbol.iterator;
             return ret;
         },
+        __wbg_keys_df327dd21822f870: function(arg0) {
+            const ret = arg0.keys();
+            return ret;
+        },
         __wbg_length_186163212ffe79c3: function(arg0) {
             const ret = arg0.length;
             return ret;
         },
         __wbg_length_b03a0fabb109b1e9: function(arg0) {
             const ret = arg0.length;
+            return ret;
+        },
+        __wbg_match_5bac3fce58a35d56: function(arg0, arg1, arg2) {
+            const ret = arg0.match(getStringFromWasm0(arg1, arg2));
+            return ret;
+        },
+        __wbg_message_43d8c8f1d543a349: function(arg0) {
+            const ret = arg0.message;
             return ret;
         },
         __wbg_new_13de428334042d26: function(arg0) {
@@ -440,6 +676,32 @@ function __wbg_get_imports() {
             const ret = new Object();
             return ret;
         },
+        __wbg_new_from_slice_b8daf545a41c6aa0: function(arg0, arg1) {
+            const ret = new Uint8Array(getArrayU8FromWasm0(arg0, arg1));
+            return ret;
+        },
+        __wbg_new_typed_e09da9dae6ee5935: function(arg0, arg1) {
+            try {
+                var state0 = {a: arg0, b: arg1};
+                var cb0 = (arg0, arg1) => {
+                    const a = state0.a;
+                    state0.a = 0;
+                    try {
+                        return wasm_bindgen__convert__closures_____invoke__h53b22677c3591d48(a, state0.b, arg0, arg1);
+                    } finally {
+                        state0.a = a;
+                    }
+                };
+                const ret = new Promise(cb0);
+                return ret;
+            } finally {
+                state0.a = 0;
+            }
+        },
+        __wbg_new_with_opt_buffer_source_58269ad0fcc403c3: function() { return handleError(function (arg0) {
+            const ret = new Response(arg0);
+            return ret;
+        }, arguments); },
         __wbg_next_178c1651c11432b3: function(arg0) {
             const ret = arg0.next;
             return ret;
@@ -448,16 +710,58 @@ function __wbg_get_imports() {
             const ret = arg0.next();
             return ret;
         }, arguments); },
+        __wbg_now_043d245551b22f9c: function(arg0) {
+            const ret = arg0.now();
+            return ret;
+        },
+        __wbg_now_463ac581d2fc7ea3: function() {
+            const ret = Date.now();
+            return ret;
+        },
+        __wbg_ok_670a05555db5f713: function(arg0) {
+            const ret = arg0.ok;
+            return ret;
+        },
+        __wbg_open_76bb2bb8b9eec497: function(arg0, arg1, arg2) {
+            const ret = arg0.open(getStringFromWasm0(arg1, arg2));
+            return ret;
+        },
         __wbg_parse_c3f72b5a24f83c01: function() { return handleError(function (arg0, arg1) {
             const ret = JSON.parse(getStringFromWasm0(arg0, arg1));
             return ret;
         }, arguments); },
+        __wbg_performance_2584c0f220473336: function(arg0) {
+            const ret = arg0.performance;
+            return isLikeNone(ret) ? 0 : addToExternrefTable0(ret);
+        },
+        __wbg_performance_50e6a3f8dc80bbca: function(arg0) {
+            const ret = arg0.performance;
+            return isLikeNone(ret) ? 0 : addToExternrefTable0(ret);
+        },
         __wbg_prototypesetcall_13162965d1fe7aa3: function(arg0, arg1, arg2) {
             Uint8Array.prototype.set.call(getArrayU8FromWasm0(arg0, arg1), arg2);
+        },
+        __wbg_put_ec58003b2437836e: function(arg0, arg1, arg2, arg3) {
+            const ret = arg0.put(getStringFromWasm0(arg1, arg2), arg3);
+            return ret;
+        },
+        __wbg_queueMicrotask_1e8503a8a690f0a3: function(arg0) {
+            const ret = arg0.queueMicrotask;
+            return ret;
+        },
+        __wbg_queueMicrotask_4a1a4d8dd332373b: function(arg0) {
+            queueMicrotask(arg0);
+        },
+        __wbg_resolve_dbf78ab4942478b0: function(arg0) {
+            const ret = Promise.resolve(arg0);
+            return ret;
         },
         __wbg_set_8282f7e0d2d01336: function(arg0, arg1, arg2) {
             const ret = arg0.set(arg1, arg2);
             return ret;
+        },
+        __wbg_set_cache_7a23201e29cbd632: function(arg0, arg1) {
+            arg0.cache = __wbindgen_enum_RequestCache[arg1];
         },
         __wbg_set_d2d33b52458e984a: function(arg0, arg1, arg2) {
             arg0[arg1 >>> 0] = arg2;
@@ -465,26 +769,69 @@ function __wbg_get_imports() {
         __wbg_set_e4b9a833d288759a: function(arg0, arg1, arg2) {
             arg0[arg1] = arg2;
         },
+        __wbg_set_method_639e69af35614d36: function(arg0, arg1, arg2) {
+            arg0.method = getStringFromWasm0(arg1, arg2);
+        },
+        __wbg_static_accessor_GLOBAL_THIS_003ee833af9699fc: function() {
+            const ret = typeof globalThis === 'undefined' ? undefined : globalThis;
+            return isLikeNone(ret) ? 0 : addToExternrefTable0(ret);
+        },
+        __wbg_static_accessor_GLOBAL_e4293fb22cbe77da: function() {
+            const ret = typeof global === 'undefined' ? undefined : global;
+            return isLikeNone(ret) ? 0 : addToExternrefTable0(ret);
+        },
+        __wbg_static_accessor_SELF_53bb20457401453d: function() {
+            const ret = typeof self === 'undefined' ? undefined : self;
+            return isLikeNone(ret) ? 0 : addToExternrefTable0(ret);
+        },
+        __wbg_static_accessor_WINDOW_b5e0810bfecb7feb: function() {
+            const ret = typeof window === 'undefined' ? undefined : window;
+            return isLikeNone(ret) ? 0 : addToExternrefTable0(ret);
+        },
+        __wbg_status_cb85b6c8d1769fa1: function(arg0) {
+            const ret = arg0.status;
+            return ret;
+        },
+        __wbg_then_656f253a5dd7d8ea: function(arg0, arg1, arg2) {
+            const ret = arg0.then(arg1, arg2);
+            return ret;
+        },
+        __wbg_then_e3f7f2d365708be8: function(arg0, arg1) {
+            const ret = arg0.then(arg1);
+            return ret;
+        },
+        __wbg_url_1be993c7b186415b: function(arg0, arg1) {
+            const ret = arg1.url;
+            const ptr1 = passStringToWasm0(ret, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
+            const len1 = WASM_VECTOR_LEN;
+            getDataViewMemory0().setInt32((arg0 >>> 0) + 4 * 1, len1, true);
+            getDataViewMemory0().setInt32((arg0 >>> 0) + 4 * 0, ptr1, true);
+        },
         __wbg_value_e0f328965e184931: function(arg0) {
             const ret = arg0.value;
             return ret;
         },
-        __wbindgen_generic_0000000000000001: function(arg0) {
+        __wbindgen_generic_0000000000000001: function(arg0, arg1) {
+            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [Externref], shim_idx: 203, ret: Result(Unit), inner_ret: Some(Result(Unit)) }, mutable: true }) -> Externref`.
+            const ret = makeMutClosure(arg0, arg1, wasm_bindgen__convert__closures_____invoke__h54ed1f24395b096b);
+            return ret;
+        },
+        __wbindgen_generic_0000000000000002: function(arg0) {
             // Cast intrinsic for `F64 -> Externref`.
             const ret = arg0;
             return ret;
         },
-        __wbindgen_generic_0000000000000002: function(arg0) {
+        __wbindgen_generic_0000000000000003: function(arg0) {
             // Cast intrinsic for `I64 -> Externref`.
             const ret = arg0;
             return ret;
         },
-        __wbindgen_generic_0000000000000003: function(arg0, arg1) {
+        __wbindgen_generic_0000000000000004: function(arg0, arg1) {
             // Cast intrinsic for `Ref(String) -> Externref`.
             const ret = getStringFromWasm0(arg0, arg1);
             return ret;
         },
-        __wbindgen_generic_0000000000000004: function(arg0) {
+        __wbindgen_generic_0000000000000005: function(arg0) {
             // Cast intrinsic for `U64 -> Externref`.
             const ret = BigInt.asUintN(64, arg0);
             return ret;
@@ -504,6 +851,19 @@ function __wbg_get_imports() {
     };
 }
 
+function wasm_bindgen__convert__closures_____invoke__h54ed1f24395b096b(arg0, arg1, arg2) {
+    const ret = wasm.wasm_bindgen__convert__closures_____invoke__h54ed1f24395b096b(arg0, arg1, arg2);
+    if (ret[1]) {
+        throw takeFromExternrefTable0(ret[0]);
+    }
+}
+
+function wasm_bindgen__convert__closures_____invoke__h53b22677c3591d48(arg0, arg1, arg2, arg3) {
+    wasm.wasm_bindgen__convert__closures_____invoke__h53b22677c3591d48(arg0, arg1, arg2, arg3);
+}
+
+
+const __wbindgen_enum_RequestCache = ["default", "no-store", "reload", "no-cache", "force-cache", "only-if-cached"];
 const IndexFinalization = (typeof FinalizationRegistry === 'undefined')
     ? { register: () => {}, unregister: () => {} }
     : new FinalizationRegistry(ptr => wasm.__wbg_index_free(ptr, 1));
@@ -513,6 +873,10 @@ function addToExternrefTable0(obj) {
     wasm.__wbindgen_externrefs.set(idx, obj);
     return idx;
 }
+
+const CLOSURE_DTORS = (typeof FinalizationRegistry === 'undefined')
+    ? { register: () => {}, unregister: () => {} }
+    : new FinalizationRegistry(state => wasm.__wbindgen_destroy_closure(state.a, state.b));
 
 function debugString(val) {
     switch (typeof val) {
@@ -633,6 +997,34 @@ function handleError(f, args) {
 
 function isLikeNone(x) {
     return x === undefined || x === null;
+}
+
+function makeMutClosure(arg0, arg1, f) {
+    const state = { a: arg0, b: arg1, cnt: 1 };
+    const real = (...args) => {
+
+        // First up with a closure we increment the internal reference
+        // count. This ensures that the Rust closure environment won't
+        // be deallocated while we're invoking it.
+        state.cnt++;
+        const a = state.a;
+        state.a = 0;
+        try {
+            return f(a, state.b, ...args);
+        } finally {
+            state.a = a;
+            real._wbg_cb_unref();
+        }
+    };
+    real._wbg_cb_unref = () => {
+        if (--state.cnt === 0) {
+            wasm.__wbindgen_destroy_closure(state.a, state.b);
+            state.a = 0;
+            CLOSURE_DTORS.unregister(state);
+        }
+    };
+    CLOSURE_DTORS.register(real, state, state);
+    return real;
 }
 
 function passArray8ToWasm0(arg, malloc) {

@@ -156,6 +156,15 @@ install_browser_deps() {
   fi
 }
 
+# bucket.test.mjs sets the bucket's CORS rule with boto3 (PutBucketCors).
+install_boto3() {
+  if python3 -c 'import boto3' 2>/dev/null; then
+    echo "python3 boto3: installed"
+  else
+    python3 -m pip install boto3 || python3 -m pip install --break-system-packages boto3
+  fi
+}
+
 browser_tests() {
   local profile=release flag=--release
   if [ "${RECALL_TEST_PROFILE:-release}" = debug ]; then
@@ -165,11 +174,13 @@ browser_tests() {
   cargo build -p recall-host $flag || return 1
   (cd tests/browser && RECALL_BIN="$PWD/../../target/$profile/recall" \
     node --test --test-concurrency=1 highlight.test.mjs dashboard.test.mjs home.test.mjs markdown.test.mjs demo.test.mjs \
-      offline.test.mjs lazy.test.mjs report.test.mjs views.test.mjs session-panel.test.mjs team.test.mjs settings.test.mjs)
+      offline.test.mjs lazy.test.mjs report.test.mjs views.test.mjs session-panel.test.mjs team.test.mjs bucket.test.mjs \
+      settings.test.mjs)
 }
 
 step "install Chromium (Debian)" install_chromium
 step "npm ci (tests/browser)" install_browser_deps
+step "install python3 boto3 (bucket CORS in the browser tests)" install_boto3
 step "browser tests (headless Chromium)" browser_tests
 # ---- end of browser tests ---------------------------------------------------
 

@@ -2,13 +2,15 @@
 // (`pkg/`) cached so the page loads and searches its offline copy while the
 // daemon is stopped. Static files are fetched network-first (a running daemon
 // always serves its current build) and fall back to the cache; the API is
-// never cached here (offline data lives in IndexedDB).
+// never cached here: the offline copy lives in the Cache API store
+// `recall-offline-v1`, written by the wasm core itself, which activation keeps.
 
-const CACHE = 'recall-app-v2';
+const CACHE = 'recall-app-v3';
+const OFFLINE_COPY = 'recall-offline-';
 const SHELL = [
   '/', '/index.html', '/report.html', '/css/app.css',
   '/js/app.js', '/js/api.js', '/js/bundle.js', '/js/dom.js', '/js/engine.js', '/js/filters.js', '/js/format.js',
-  '/js/highlight.js', '/js/idb.js', '/js/offline.js', '/js/palette.js', '/js/results.js',
+  '/js/highlight.js', '/js/offline.js', '/js/palette.js', '/js/results.js',
   '/js/report.js', '/js/search-worker.js', '/js/session.js', '/js/home.js', '/js/markdown.js',
   '/vendor/markdown-it.min.js', '/vendor/highlight/core.min.js',
   ...['bash', 'css', 'diff', 'go', 'javascript', 'json', 'plaintext', 'python', 'rust', 'shell', 'sql', 'typescript', 'xml', 'yaml']
@@ -23,7 +25,7 @@ self.addEventListener('install', (event) => {
 self.addEventListener('activate', (event) => {
   event.waitUntil(
     caches.keys()
-      .then((names) => Promise.all(names.filter((n) => n !== CACHE).map((n) => caches.delete(n))))
+      .then((names) => Promise.all(names.filter((n) => n !== CACHE && !n.startsWith(OFFLINE_COPY)).map((n) => caches.delete(n))))
       .then(() => self.clients.claim()),
   );
 });

@@ -62,10 +62,13 @@ const t0 = Date.now();
 await page.click('#offline-btn');
 await page.waitForSelector('#mode-badge:not([hidden])', { timeout: 600_000 });
 result.offline_download_ms = Date.now() - t0;
+// What the offline copy holds (the wasm core's Cache API store): generation bytes.
 result.offline_bytes = await page.evaluate(async () => {
-  const idb = await import('/js/idb.js');
+  const cache = await caches.open('recall-offline-v1');
   let total = 0;
-  for (const k of await idb.keys('generations')) total += (await idb.get('generations', k)).length;
+  for (const req of await cache.keys()) {
+    if (new URL(req.url).pathname.startsWith('/api/index/generations/')) total += (await (await cache.match(req)).arrayBuffer()).byteLength;
+  }
   return total;
 });
 result.offline = await keystrokes(page, 'offline');
@@ -73,16 +76,11 @@ result.offline = await keystrokes(page, 'offline');
 // wasm search in the page (main thread, warm), the same requests as native.
 result.wasm = await page.evaluate(async ({ reqs, rounds: n }) => {
   const { Engine, loadWasm } = await import('/js/engine.js');
-  const idb = await import('/js/idb.js');
   await loadWasm(new URL('/pkg/recall_core_bg.wasm', location.href));
-  const meta = await idb.get('meta', 'manifest');
-  const engine = new Engine();
+  const engine = Engine.fromDaemon(location.origin);
   const t0 = performance.now();
-  const manifest = JSON.parse(new TextDecoder().decode(meta.bytes));
-  for (const e of Object.values(manifest.sessions)) {
-    if (!engine.hasGeneration(e.generation_file)) engine.addGeneration(e.generation_file, await idb.get('generations', e.generation_file));
-  }
-  engine.setManifest(meta.bytes);
+  await engine.load(); // the copy "go offline" downloaded, from the cache
+  await engine.fill(); // every generation, from the cache (the background fill kept them)
   const loadMs = performance.now() - t0;
   for (const r of reqs) engine.search(r); // warm
   const times = [];

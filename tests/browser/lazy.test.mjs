@@ -1,7 +1,10 @@
-// Lazy offline search (DESIGN §8 wave 2): "go offline" downloads the manifest
-// and the store's index segments only; a search in the page fetches just the
+// Lazy offline search (DESIGN §8 wave 2, issue #17): "go offline" has the
+// wasm core download the manifest and the store's index segments only (web-sys
+// fetch, kept in the Cache API); a search in the page fetches just the
 // generations its candidates live in, and answers exactly as the daemon does
-// and as the same page does once every generation is downloaded.
+// and as the same page does once every generation is downloaded. The page's
+// budget clock is performance.now(): a clock that jumps makes a search run
+// out of time, where the frozen clock of the byte-exact path never does.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -86,27 +89,129 @@ test('searching before the generations are downloaded answers as the daemon and 
   });
   assert.equal(full, total, 'the fill downloaded every generation');
   const complete = await page.evaluate(async (rs) => {
-    const idb = await import('/js/idb.js');
     const { Engine, loadWasm } = await import('/js/engine.js');
     await loadWasm(new URL('/pkg/recall_core_bg.wasm', location.href));
+    const cache = await caches.open('recall-offline-v1');
+    const body = async (req) => new Uint8Array(await (await cache.match(req)).arrayBuffer());
     const engine = new Engine();
-    for (const name of await idb.keys('generations')) engine.addGeneration(name, await idb.get('generations', name));
-    engine.setManifest((await idb.get('meta', 'manifest')).bytes);
-    return { out: rs.map((r) => engine.search(r)) };
+    let generations = 0;
+    for (const req of await cache.keys()) {
+      const path = new URL(req.url).pathname;
+      if (!path.startsWith('/api/index/generations/')) continue;
+      engine.addGeneration(path.split('/').pop(), await body(req));
+      generations += 1;
+    }
+    engine.setManifest(await body(`${location.origin}/api/index/manifest`));
+    // The frozen clock (searchJson): never cut short by the budget.
+    return { generations, out: rs.map((r) => JSON.parse(engine.index.searchJson(JSON.stringify(r)))) };
   }, requests);
+  assert.equal(complete.generations, total, 'the cache holds every generation');
 
   let compared = 0;
+  let timedOut = 0;
   for (let i = 0; i < requests.length; i += 1) {
     const what = `request ${JSON.stringify(requests[i])}`;
-    assert.deepEqual(lazy.out[i], complete.out[i], `lazy vs fully downloaded: ${what}`);
+    assert.notEqual(complete.out[i].partial_reason, 'timeout', `the frozen clock never runs out: ${what}`);
+    if (lazy.out[i].partial_reason === 'timeout') {
+      timedOut += 1; // the page's real clock ran out: not comparable
+      continue;
+    }
+    assert.deepEqual(comparable(lazy.out[i]), comparable(complete.out[i]), `lazy vs fully downloaded: ${what}`);
     if (expected[i].state === 'partial') continue; // the daemon's clock budget ran out
     assert.deepEqual(comparable(lazy.out[i]), comparable(expected[i]), `lazy vs daemon: ${what}`);
     compared += 1;
   }
   assert.ok(compared >= 140, `compared ${compared}`);
   assert.ok(expected.some((b) => b.ok && b.sessions.length > 3));
-  t.diagnostic(`${compared} of ${requests.length} answers equal to the daemon's; all equal to the full copy's`);
+  assert.ok(timedOut <= 5, `${timedOut} lazy searches ran out of time`);
+  t.diagnostic(`${compared} of ${requests.length} answers equal to the daemon's; ${requests.length - timedOut} equal to the full copy's`);
   assert.deepEqual(page.errors, []);
   await page.close();
+  await context.close();
+});
+
+test('a new index reopens the copy from the cache alone and answers the same, without one fetch', LONG, async () => {
+  const context = await newContext(browser);
+  const page = await openPage(browser, server.url, { context });
+  const requests = [{ q: 'xsscanary' }, ...requestMix(30)];
+  const r = await page.evaluate(async (rs) => {
+    const { Engine, loadWasm } = await import('/js/engine.js');
+    await loadWasm(new URL('/pkg/recall_core_bg.wasm', location.href));
+    const online = Engine.fromDaemon(location.origin);
+    const synced = await online.sync();
+    const first = [];
+    for (const q of rs) first.push(await online.searchFetching(q));
+    // A new index in a page whose every fetch fails (the daemon is gone):
+    // the copy and the generations searched before come from the cache.
+    const realFetch = window.fetch;
+    let fetches = 0;
+    window.fetch = () => {
+      fetches += 1;
+      return Promise.reject(new TypeError('offline'));
+    };
+    try {
+      const offline = Engine.fromDaemon(location.origin);
+      const opened = await offline.load();
+      const second = [];
+      for (const q of rs) second.push(await offline.searchFetching(q));
+      let refused = null;
+      try {
+        await Engine.fromDaemon(location.origin).sync();
+      } catch (e) {
+        refused = String(e.message);
+      }
+      return { synced, opened, first, second, fetches, refused, stored: await offline.stored() };
+    } finally {
+      window.fetch = realFetch;
+    }
+  }, requests);
+  assert.equal(r.opened.revision, r.synced.revision);
+  assert.equal(r.opened.segments, r.synced.segments);
+  assert.equal(r.opened.fetched, 0);
+  assert.equal(r.stored.revision, r.synced.revision);
+  assert.match(r.refused, /could not be fetched: offline/, 'a sync without the network fails clearly');
+  assert.equal(r.fetches, 1, 'only the refused sync tried the network');
+  for (let i = 0; i < requests.length; i += 1) {
+    if (r.first[i].partial_reason === 'timeout' || r.second[i].partial_reason === 'timeout') continue;
+    assert.deepEqual(comparable(r.second[i]), comparable(r.first[i]), `request ${JSON.stringify(requests[i])}`);
+  }
+  await context.close();
+});
+
+test('the page budget clock is performance.now(): a clock that jumps answers partial/timeout', LONG, async () => {
+  const context = await newContext(browser);
+  const page = await openPage(browser, server.url, { context });
+  const r = await page.evaluate(async () => {
+    const { Engine, loadWasm } = await import('/js/engine.js');
+    await loadWasm(new URL('/pkg/recall_core_bg.wasm', location.href));
+    const engine = Engine.fromDaemon(location.origin);
+    await engine.sync();
+    await engine.fill();
+    const req = { q: 'the', scope: 'all', limit: 50 };
+    const normal = engine.search(req);
+    const real = performance.now;
+    let t = real.call(performance);
+    performance.now = () => (t += 1000); // one second passes per reading
+    let slow;
+    let slowLazy;
+    let frozen;
+    try {
+      slow = engine.search(req);
+      slowLazy = await engine.searchFetching(req);
+      frozen = JSON.parse(engine.index.searchJson(JSON.stringify(req)));
+    } finally {
+      performance.now = real;
+    }
+    const pick = (b) => ({ state: b.state, reason: b.partial_reason ?? null, took: b.took_ms, n: b.sessions.length });
+    return { normal: pick(normal), slow: pick(slow), slowLazy: pick(slowLazy), frozen: pick(frozen) };
+  });
+  assert.equal(r.normal.reason, null, JSON.stringify(r));
+  assert.ok(r.normal.n > 3);
+  for (const b of [r.slow, r.slowLazy]) {
+    assert.equal(b.state, 'partial', JSON.stringify(r));
+    assert.equal(b.reason, 'timeout', JSON.stringify(r));
+    assert.ok(b.took >= 1000, `took_ms ${b.took} comes from the jumping clock`);
+  }
+  assert.deepEqual(r.frozen, { ...r.normal, took: 0 }, 'the frozen clock (searchJson, the byte ABI) ignores performance.now()');
   await context.close();
 });

@@ -79,6 +79,7 @@ test('at least 200 requests answer the same offline (wasm in the page) as from t
   let compared = 0;
   for (let i = 0; i < all.length; i += 1) {
     if (expected[i].state === 'partial') continue; // the daemon's clock budget ran out: not comparable
+    if (got[i].partial_reason === 'timeout') continue; // so did the page's (performance.now())
     assert.deepEqual(comparable(got[i]), comparable(expected[i]), `request ${JSON.stringify(all[i])}`);
     compared += 1;
   }

@@ -1,8 +1,11 @@
 //! The in-page search engine: the wasm build of recall-core (`pkg/`) holding a
 //! manifest and its generation files. Search, the session list, the session
 //! view and lineage are the core's own (`viewsJson`), so offline mode and the
-//! report viewer answer with the daemon's bytes. Used inside the dashboard's
-//! Web Worker and directly by the report viewer.
+//! report viewer answer with the daemon's bytes. Made with `Engine.fromDaemon`
+//! or `Engine.fromBucket`, the core fetches by itself (web-sys `fetch`, kept
+//! in the Cache API): `sync` downloads the manifest and the index segments,
+//! `searchFetching` the generations a search needs. Used inside the
+//! dashboard's Web Worker and directly by the report viewer.
 
 import init, { Index } from '../pkg/recall_core.js';
 
@@ -18,9 +21,67 @@ const decoder = new TextDecoder();
 
 /** A manifest and its shards, searchable with the same core as the daemon. */
 export class Engine {
-  constructor() {
-    this.index = new Index();
+  constructor(index = new Index()) {
+    this.index = index;
     this.manifest = { sessions: {}, revision: 0 };
+  }
+
+  /** An engine whose core fetches from the daemon at `origin`. */
+  static fromDaemon(origin) {
+    return new Engine(Index.fromDaemon(origin));
+  }
+
+  /** An engine whose core fetches from a team bucket's host folder (`…/hosts/<id>/`). */
+  static fromBucket(folder) {
+    return new Engine(Index.fromBucket(folder));
+  }
+
+  /**
+   * Downloads the manifest and the segments the cache lacks (the core does
+   * the fetching); `onProgress({done, total, bytes})`. Resolves to
+   * `{store_id, revision, sessions, segments, fetched, bytes, lazy, fetched_ms}`.
+   */
+  sync(onProgress) {
+    return this.index.sync(onProgress || null);
+  }
+
+  /** Opens the copy in the cache without the network; resolves to `sync`'s summary. */
+  load() {
+    return this.index.load();
+  }
+
+  /** Fetches every generation not yet loaded; resolves to how many came from the network. */
+  fill() {
+    return this.index.fill();
+  }
+
+  /** How many generations the cache holds for this engine's source. */
+  cachedGenerations() {
+    return this.index.cachedGenerations();
+  }
+
+  /** `{revision, fetched_ms}` of the cached copy, or null. */
+  stored() {
+    return this.index.stored();
+  }
+
+  /** Deletes the cached copy. */
+  forget() {
+    return this.index.forget();
+  }
+
+  /**
+   * §4 search before every generation is loaded: the core fetches (and
+   * caches) the generations its scan reaches, a few at a time, and answers
+   * as `search` over a fully loaded index would; budget clock performance.now().
+   */
+  searchFetching(request) {
+    return this.index.searchFetching(clean(request));
+  }
+
+  /** Loads generations `names` (cache, then the source) before a view that reads them. */
+  ensure(names) {
+    return this.index.ensureGenerations(names);
   }
 
   /** Replaces the manifest (its exact bytes). */
@@ -46,48 +107,14 @@ export class Engine {
     this.index.addSegment(name, bytes);
   }
 
-  /**
-   * Loads the generations `names` through `load(name) → Promise<bytes>`
-   * (in parallel); one that cannot be fetched or is refused is marked
-   * unavailable, so a lazy search skips it (`partial`/`unreadable`) instead
-   * of asking again.
-   */
-  async ensure(names, load) {
-    const want = [...new Set(names)].filter((n) => !this.index.hasGeneration(n));
-    const got = await Promise.all(want.map((n) => load(n).then((b) => [n, b], () => [n, null])));
-    for (const [n, bytes] of got) {
-      try {
-        if (!bytes) throw new Error('unavailable');
-        this.index.addGeneration(n, bytes);
-      } catch {
-        this.index.markUnavailable(n);
-      }
-    }
-  }
-
-  /**
-   * §4 search before every generation is loaded: the core answers, or names
-   * the generations its scan reached that are not loaded (in scan order, at
-   * most `maxNeed`); they are loaded with `load` and the core is asked
-   * again. The answer equals `search` over a fully loaded index.
-   */
-  async searchLazy(request, load, { maxNeed = 16 } = {}) {
-    const json = JSON.stringify(clean(request));
-    for (;;) {
-      const body = JSON.parse(this.index.searchLazyJson(json, maxNeed));
-      if (!Array.isArray(body.need)) return body;
-      await this.ensure(body.need, load);
-    }
-  }
-
   /** The generation file of session `key` (exact key), or null. */
   generationOf(key) {
-    return this.manifest.sessions?.[key]?.generation_file ?? null;
+    return this.index.generationOf(key) ?? null;
   }
 
-  /** §4 search: a request object in, the response (or §7 error body) out. */
+  /** §4 search: a request object in, the response (or §7 error body) out; budget clock performance.now(). */
   search(request) {
-    return JSON.parse(this.index.searchJson(JSON.stringify(clean(request))));
+    return this.index.search(clean(request));
   }
 
   /** A view query of the core (`MemIndex::views_json`): the response object or the §7 error body. */
@@ -115,9 +142,9 @@ export class Engine {
 
   /** A one-session query (filter, search, window, surface, classify, event_trace) over `key`'s shard. */
   sessionQuery(key, request) {
-    const entry = this.manifest.sessions?.[key];
-    if (!entry) return { ok: false, error: 'session_not_found', message: 'This session is not in the offline index.' };
-    return JSON.parse(this.index.sessionQueryJson(entry.generation_file, JSON.stringify(request)));
+    const name = this.generationOf(key);
+    if (!name) return { ok: false, error: 'session_not_found', message: 'This session is not in the offline index.' };
+    return JSON.parse(this.index.sessionQueryJson(name, JSON.stringify(request)));
   }
 }
 
