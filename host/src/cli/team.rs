@@ -61,7 +61,11 @@ pub fn search(
     )?;
     let r = catalog.search(query, building, budgets);
     if flags.stats {
-        eprintln!("recall: fetched {}", catalog.fetched());
+        eprintln!(
+            "recall: fetched {}; verified {}",
+            catalog.fetched(),
+            catalog.verified()
+        );
     }
     let r = r?;
     drop(catalog);

@@ -17,7 +17,9 @@ pub mod gc;
 pub mod hostid;
 pub mod layout;
 pub mod local;
+pub mod memo;
 pub mod publish;
+pub mod reader;
 pub mod serve;
 pub mod union;
 

@@ -2,10 +2,12 @@
 //! searches answered over the union of this host and the bucket's hosts
 //! (`union.rs`). Everything else (sessions, exports, the indexer) is this
 //! host's, unchanged. Each search runs on its own thread: the union's
-//! object-storage runtime must not be entered from the server's.
+//! object-storage runtime must not be entered from the server's. The
+//! searches share one `reader::TeamReader`, so what they verified of other
+//! hosts stays in memory.
 
 use super::hostid::HostIdentity;
-use super::union::{TeamOptions, UnionCatalog};
+use super::union::TeamOptions;
 use super::Remote;
 use crate::catalog::StoreCatalog;
 use crate::extract::Extracted;
@@ -26,6 +28,8 @@ pub struct TeamBackend {
     remote: Arc<Remote>,
     rt: Option<tokio::runtime::Runtime>,
     opts: TeamOptions,
+    /// Made at the first search (the cache cap is set after `new`).
+    reader: std::sync::OnceLock<super::reader::TeamReader>,
 }
 
 impl TeamBackend {
@@ -46,6 +50,7 @@ impl TeamBackend {
                 deadline: Duration::from_secs(5),
                 ..TeamOptions::default()
             },
+            reader: std::sync::OnceLock::new(),
         })
     }
 }
@@ -145,19 +150,12 @@ impl Backend for TeamBackend {
     ) -> Option<Result<Response, QueryError>> {
         let rt = self.rt.as_ref()?.handle().clone();
         let building = self.inner.building();
-        let opts = TeamOptions {
-            hosts: host.map(super::union::host_list),
-            ..self.opts.clone()
-        };
+        let reader = self.reader.get_or_init(|| {
+            let (local, ident) = (self.local.clone(), self.ident.clone());
+            super::reader::TeamReader::new(local, ident, self.remote.clone(), rt, self.opts.clone())
+        });
         let run = || {
-            let cat = UnionCatalog::open(
-                self.local.clone(),
-                &self.ident,
-                Some(self.remote.clone()),
-                rt,
-                &opts,
-                query,
-            )?;
+            let cat = reader.open(query, host.map(super::union::host_list))?;
             cat.search(query, building, budgets)
         };
         let answer = std::thread::scope(|s| s.spawn(run).join());
