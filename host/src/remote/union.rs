@@ -136,6 +136,9 @@ pub struct UnionCatalog {
     set: Option<Arc<SegmentSet>>,
     status: Vec<HostCoverage>,
     failures: Mutex<BTreeMap<String, String>>,
+    /// How long `open` took (listing, catalogs, snapshots, segments, the
+    /// union manifest).
+    open_time: Duration,
 }
 
 fn unavailable(id: &str, name: &str, reason: String) -> HostCoverage {
@@ -235,6 +238,7 @@ impl UnionCatalog {
         query: &Query,
         memo: Option<Arc<Memo>>,
     ) -> Result<UnionCatalog, QueryError> {
+        let opened_at = Instant::now();
         let expired = || {
             QueryError::new(
                 ErrorCode::CursorExpired,
@@ -433,6 +437,7 @@ impl UnionCatalog {
             set,
             status,
             failures: Mutex::new(BTreeMap::new()),
+            open_time: opened_at.elapsed(),
         })
     }
 
@@ -535,6 +540,11 @@ impl UnionCatalog {
     /// searches); cache hits are not counted.
     pub fn fetched(&self) -> Fetched {
         self.cache.fetched()
+    }
+
+    /// How long opening it took (what a search costs before the core runs).
+    pub fn open_time(&self) -> Duration {
+        self.open_time
     }
 
     /// What this union verified so far (segments opened, snapshots parsed);
