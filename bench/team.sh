@@ -12,7 +12,7 @@
 #      remote cache emptied before every query) and warm cache (the same
 #      query again), wall time per process and bytes fetched (stderr stats),
 #      next to `recall search --via local` on the single store.
-# Writes bench/results/team-<date>.md, then deletes WORK (KEEP=1 keeps it).
+# Writes bench/results/team-<date>-<SIZE>.md, then deletes WORK (KEEP=1 keeps it).
 #
 #   nice -n 10 bash bench/team.sh
 #   SIZE=700M nice -n 10 bash bench/team.sh
@@ -204,7 +204,7 @@ seg_bytes=$(find "$WORK/weed" -type f -printf '%s\n' | awk '{s+=$1} END {print s
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 date_s=$(date -u +%Y-%m-%d)
-out="$root/bench/results/team-$date_s.md"
+out="$root/bench/results/team-$date_s-$SIZE.md"
 python3 - "$WORK/runs.json" > "$WORK/table.md" <<'PY'
 import json, statistics, sys
 runs = json.load(open(sys.argv[1]))
