@@ -3,7 +3,8 @@
 //! layout, `hostid` its identity, `publish` uploads (and `gc` collects) this
 //! host's objects, `follow` republishes from `recall serve`, `fetch` reads
 //! other hosts' (through a local content-named cache), `union` searches this
-//! host plus every host under a prefix, and `serve` puts that behind HTTP.
+//! host plus every host under a prefix, `reader` + `memo` keep what a daemon's
+//! searches verified in memory, and `serve` puts that behind HTTP.
 //!
 //! Object layout under `s3://bucket/prefix` (see ARCHITECTURE.md "Team
 //! search"): `hosts/<host-id>/{generations/<hash16>.json, segments/<hash16>.seg,
