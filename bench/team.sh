@@ -12,7 +12,7 @@
 #      remote cache emptied before every query) and warm cache (the same
 #      query again), wall time per process and bytes fetched (stderr stats),
 #      next to `recall search --via local` on the single store.
-# Writes bench/results/team-<date>.md, then deletes WORK (KEEP=1 keeps it).
+# Writes bench/results/team-<date>-<SIZE>.md, then deletes WORK (KEEP=1 keeps it).
 #
 #   nice -n 10 bash bench/team.sh
 #   SIZE=700M nice -n 10 bash bench/team.sh
@@ -133,7 +133,7 @@ for q in ["error", "the", "fix", "test", "cache", '"feature flag"']:
 print(json.dumps({"kind": "rare", "q": "zzqxv nothing matches this"}))
 PY
 python3 - "$bin" "$WORK" "$url" "$NOW" > "$WORK/runs.json" <<'PY'
-import json, os, re, shutil, subprocess, sys, time
+import json, os, re, shutil, subprocess, sys, threading, time, urllib.parse, urllib.request
 bin_, w, url, now = sys.argv[1:5]
 env = {k: v for k, v in os.environ.items() if k not in ("RECALL_HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME",
        "KIMI_CODE_HOME", "KIMI_SHARE_DIR", "PI_CODING_AGENT_DIR", "INTENDANT_HOME")}
@@ -149,8 +149,28 @@ def run(home, args):
     body = json.loads(p.stdout)
     m = re.search(r"fetched (\d+) requests, (\d+) bytes \((\d+) listings, (\d+) catalogs, (\d+) snapshots, (\d+) segments, (\d+) generations\)", p.stderr)
     f = dict(zip(["requests", "bytes", "listings", "catalogs", "snapshots", "segments", "generations"], map(int, m.groups()))) if m else None
-    return {"ms": ms, "sessions": len(body["sessions"]), "state": body["state"], "fetched": f,
+    v = re.search(r"verified (\d+) segments \((\d+) bytes\), (\d+) snapshots; opened in (\d+) ms, searched in (\d+) ms", p.stderr)
+    v = dict(zip(["segments", "segment_bytes", "snapshots", "open_ms", "search_ms"], map(int, v.groups()))) if v else None
+    return {"ms": ms, "sessions": len(body["sessions"]), "state": body["state"], "fetched": f, "verified": v,
             "keys": [s["session_key"] for s in body["sessions"]]}
+
+# A daemon (`recall serve --no-index`), its address from its stderr.
+def serve(home, extra):
+    p = subprocess.Popen([bin_, "--home", home, "--retention-days", "0", "--now", now, "serve", "--bind", "127.0.0.1:0",
+                          "--no-demo", "--no-index", *extra], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    for line in p.stderr:
+        m = re.search(r"serving http://(\S+)", line)
+        if m:
+            threading.Thread(target=lambda: [None for _ in p.stderr], daemon=True).start()
+            return p, m.group(1)
+    raise SystemExit("serve did not start")
+
+def http(addr, q):
+    u = f"http://{addr}/api/sessions/message-search?" + urllib.parse.urlencode({"q": q, "limit": "20"})
+    t = time.perf_counter()
+    body = json.loads(urllib.request.urlopen(u, timeout=120).read())
+    return {"ms": (time.perf_counter() - t) * 1000, "state": body["state"], "keys": [s["session_key"] for s in body["sessions"]]}
+
 out = []
 for line in open(f"{w}/queries.jsonl"):
     q = json.loads(line)
@@ -159,13 +179,32 @@ for line in open(f"{w}/queries.jsonl"):
     warm = run(h1, ["--remote", url, "--stats", q["q"]])
     single = run(f"{w}/u/home", ["--via", "local", q["q"]])
     out.append({**q, "cold": cold, "warm": warm, "single": single, "same": cold["keys"] == single["keys"]})
+
+# Daemons: `serve --remote` on host 1 (the disk cache warm from the runs
+# above) and `serve` on the single store; each query once to warm the daemon
+# (its memo, arena), then the figure: the same query again (a §4 scan deadline
+# `partial`/`timeout` first answer is retried).
+for name, home, extra in (("daemon_team", h1, ["--remote", url]), ("daemon_single", f"{w}/u/home", [])):
+    p, addr = serve(home, extra)
+    try:
+        for r in out:
+            for _ in range(5):
+                first = http(addr, r["q"])
+                if first["state"] == "complete":
+                    break
+            r[name] = http(addr, r["q"])
+    finally:
+        p.kill()
+        p.wait()
+for r in out:
+    r["same_daemon"] = r["daemon_team"]["keys"] == r["daemon_single"]["keys"]
 json.dump(out, sys.stdout)
 PY
 seg_bytes=$(find "$WORK/weed" -type f -printf '%s\n' | awk '{s+=$1} END {print s+0}')
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 date_s=$(date -u +%Y-%m-%d)
-out="$root/bench/results/team-$date_s.md"
+out="$root/bench/results/team-$date_s-$SIZE.md"
 python3 - "$WORK/runs.json" > "$WORK/table.md" <<'PY'
 import json, statistics, sys
 runs = json.load(open(sys.argv[1]))
@@ -182,6 +221,23 @@ for kind in ("rare", "common"):
           f"| {p(ms('warm'),.5):.0f} / {max(ms('warm')):.0f} ms | {p(kb('cold'),.5):.0f} / {max(kb('cold')):.0f} kB "
           f"| {p(kb('warm'),.5):.1f} / {max(kb('warm')):.1f} kB | {sum(r['same'] for r in rs)}/{len(rs)} |")
 print()
+print("Daemons (`recall serve --no-index`, HTTP `/api/sessions/message-search?limit=20`, each query asked once before):")
+print()
+print("| queries | n | `serve` single store p50 / max | `serve --remote` p50 / max | same keys |")
+print("|---|---|---|---|---|")
+for kind in ("rare", "common"):
+    rs = [r for r in runs if r["kind"] == kind]
+    ms = lambda k: [r[k]["ms"] for r in rs]
+    print(f"| {kind} | {len(rs)} | {p(ms('daemon_single'),.5):.0f} / {max(ms('daemon_single')):.0f} ms "
+          f"| {p(ms('daemon_team'),.5):.0f} / {max(ms('daemon_team')):.0f} ms | {sum(r['same_daemon'] for r in rs)}/{len(rs)} |")
+print()
+vs = [r["warm"]["verified"] for r in runs if r["warm"].get("verified")]
+if vs:
+    print(f"CLI warm process (`--stats`): verified {p([v['segments'] for v in vs],.5)} segments "
+          f"({p([v['segment_bytes'] for v in vs],.5)/1e6:.0f} MB, Segment::open's CRC), opened the union in "
+          f"p50 {p([v['open_ms'] for v in vs],.5)} / max {max(v['open_ms'] for v in vs)} ms, searched in "
+          f"p50 {p([v['search_ms'] for v in vs],.5)} / max {max(v['search_ms'] for v in vs)} ms.")
+    print()
 print("Per query (cold: requests, segments, generations fetched; warm: requests):")
 print()
 print("| query | kind | sessions | cold ms | cold requests / segs / gens / kB | warm ms | warm requests / kB | single ms |")

@@ -14,6 +14,8 @@ use recall_host::arena::Arena;
 use recall_host::catalog::StoreCatalog;
 use recall_host::remote::fetch::{Fetched, CACHE_DIR};
 use recall_host::remote::hostid;
+use recall_host::remote::memo::Verified;
+use recall_host::remote::reader::TeamReader;
 use recall_host::remote::union::{TeamOptions, UnionCatalog};
 use recall_host::remote::Remote;
 use recall_host::store::Store;
@@ -245,4 +247,219 @@ fn a_warm_search_fetches_only_the_catalog_and_the_cache_stays_under_its_cap() {
     );
     let body: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json body");
     assert!(body.get("hosts").is_some());
+}
+
+/// The query of [`search`], and the CLI's unlimited budgets.
+fn query_of(q: &str) -> (recall_core::query::Query, Budgets) {
+    let query = Request {
+        q: Some(q.to_string()),
+        scope: Some("all".into()),
+        limit: Some("5".into()),
+        ..Request::default()
+    }
+    .parse()
+    .expect("query");
+    let budgets = Budgets {
+        scan_ms: u64::MAX,
+        fresh_bytes: u64::MAX,
+        ..Budgets::default()
+    };
+    (query, budgets)
+}
+
+#[test]
+fn a_long_lived_reader_verifies_each_segment_once_and_holds_only_the_current_catalogs() {
+    let Some(weed) = Weed::start("recall-reader") else {
+        return;
+    };
+    let url = "s3://recall-reader/t";
+    let root = temp_dir("team-reader");
+    let (a, b) = (home(&root, 3), home(&root, 4));
+    let out = cli(&b, &weed, &["publish", url, "--host-name", "bee"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let b_id = hostid::identity(&store_dir(&b), None).expect("id").id;
+    let store = Arc::new(Store::open(&store_dir(&a)).expect("store"));
+    let ident = hostid::identity(store.dir(), None).expect("identity");
+    let remote =
+        Arc::new(Remote::connect_with(url, Duration::from_secs(5), weed.env()).expect("remote"));
+    let rt = recall_host::remote::runtime().expect("runtime");
+    let local = StoreCatalog::new(store, Arc::new(Arena::default()));
+    let opts = TeamOptions {
+        deadline: Duration::from_secs(5),
+        ..TeamOptions::default()
+    };
+    let reader = TeamReader::new(local, ident, remote.clone(), rt.handle().clone(), opts);
+    let (query, budgets) = query_of("the");
+    let run = || {
+        let cat = reader.open(&query, None).expect("open");
+        let r = cat.search(&query, false, budgets).expect("search");
+        (r, cat.fetched(), cat.verified())
+    };
+
+    // Cold: every segment fetched and verified once, the snapshot parsed once.
+    let (r1, f1, v1) = run();
+    assert!(f1.segments >= 1, "{f1:?}");
+    assert_eq!(
+        (v1.segments, v1.snapshots),
+        (f1.segments, 1),
+        "{v1:?} {f1:?}"
+    );
+    assert!(v1.segment_bytes > 0);
+    let held = reader.memo().segment_names(&b_id);
+    assert_eq!(held.len() as u64, f1.segments, "{held:?}");
+
+    // Warm, the cached segments and snapshot even gone from disk (they are
+    // held in memory): the listing and the catalog, nothing verified again,
+    // the same answer.
+    let dir = store_dir(&a).join(CACHE_DIR);
+    let mut removed = 0;
+    for e in fs::read_dir(&dir).expect("cache").flatten() {
+        let n = e.file_name().to_string_lossy().into_owned();
+        if n.ends_with(".seg") || n.starts_with(&b_id) {
+            fs::remove_file(e.path()).expect("rm");
+            removed += 1;
+        }
+    }
+    assert_eq!(removed as u64, f1.segments + 1);
+    for _ in 0..2 {
+        let (r, f, v) = run();
+        assert_eq!(
+            serde_json::to_string(&r.sessions).expect("json"),
+            serde_json::to_string(&r1.sessions).expect("json")
+        );
+        assert_eq!(
+            (f.requests, f.listings, f.catalogs),
+            (2, 1, 1),
+            "only the listing and the catalog: {f:?}"
+        );
+        assert_eq!(v, Verified::default(), "nothing verified twice");
+    }
+
+    // The host's catalog moves on (here: it lists no segment any more): the
+    // reader drops what the catalog no longer names and still answers (by
+    // scanning the candidates' generations).
+    let key = object_store::path::Path::from(format!("t/hosts/{b_id}/catalog.json"));
+    rt.block_on(async {
+        use object_store::ObjectStoreExt;
+        let cur = remote
+            .store
+            .get(&key)
+            .await
+            .expect("get")
+            .bytes()
+            .await
+            .expect("bytes");
+        let mut c: serde_json::Value = serde_json::from_slice(&cur).expect("catalog");
+        c["segments"] = serde_json::json!([]);
+        let body = serde_json::to_vec(&c).expect("json");
+        remote
+            .store
+            .put(&key, object_store::PutPayload::from(body))
+            .await
+            .expect("put");
+    });
+    let (r4, f4, v4) = run();
+    assert_eq!(v4.snapshots, 0, "the snapshot is still held: {v4:?}");
+    assert!(reader.memo().segment_names(&b_id).is_empty());
+    assert_eq!((f4.segments, v4.segments), (0, 0), "{f4:?} {v4:?}");
+    assert_eq!(
+        r4.sessions
+            .iter()
+            .map(|s| &s.session_key)
+            .collect::<Vec<_>>(),
+        r1.sessions
+            .iter()
+            .map(|s| &s.session_key)
+            .collect::<Vec<_>>()
+    );
+    drop(reader);
+    rt.shutdown_timeout(Duration::from_secs(1));
+}
+
+/// The segments count of the `--stats` line.
+fn fetched_segments(stderr: &str) -> u64 {
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("recall: fetched "))
+        .unwrap_or_else(|| panic!("no stats line: {stderr}"));
+    let before = line
+        .split(" segments, ")
+        .next()
+        .and_then(|s| s.rsplit(' ').next())
+        .and_then(|n| n.parse().ok());
+    before.unwrap_or_else(|| panic!("no segment count: {line}"))
+}
+
+#[test]
+fn a_damaged_cached_segment_is_caught_by_its_checksum_and_fetched_again() {
+    let Some(weed) = Weed::start("recall-damaged") else {
+        return;
+    };
+    let root = temp_dir("team-damaged");
+    let (a, b) = (home(&root, 5), home(&root, 6));
+    // `search` reads URL's bucket: publish there under this test's bucket.
+    let url = "s3://recall-damaged/t";
+    let out = cli(&b, &weed, &["publish", url, "--host-name", "bee"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let args = [
+        "--now",
+        &NOW.to_string(),
+        "search",
+        "--remote",
+        url,
+        "--stats",
+        "--json",
+        "the",
+    ];
+    let run = || {
+        let out = cli(&a, &weed, &args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        let body: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        (body["sessions"].clone(), err)
+    };
+    let (cold, err) = run();
+    assert!(
+        fetched_segments(&err) >= 1,
+        "a cold process fetches the segments: {err}"
+    );
+    let (warm, err) = run();
+    assert_eq!(warm, cold);
+    assert!(
+        err.contains(" 0 segments, 0 generations)"),
+        "a warm process fetches no segment: {err}"
+    );
+    // One byte of every cached segment flipped (its name still says it is
+    // fine): the CRC refuses it, the segment is fetched again, same answer.
+    let dir = store_dir(&a).join(CACHE_DIR);
+    let mut flipped = 0;
+    for e in fs::read_dir(&dir).expect("cache").flatten() {
+        if e.file_name().to_string_lossy().ends_with(".seg") {
+            let mut bytes = fs::read(e.path()).expect("read");
+            let at = bytes.len() / 2;
+            bytes[at] ^= 0x55;
+            fs::write(e.path(), &bytes).expect("write");
+            flipped += 1;
+        }
+    }
+    assert!(flipped >= 1);
+    let (again, err) = run();
+    assert_eq!(again, cold);
+    assert_eq!(
+        fetched_segments(&err),
+        flipped,
+        "the damaged segments are fetched again: {err}"
+    );
 }

@@ -59,9 +59,16 @@ pub fn search(
         &opts,
         query,
     )?;
+    let searched = std::time::Instant::now();
     let r = catalog.search(query, building, budgets);
     if flags.stats {
-        eprintln!("recall: fetched {}", catalog.fetched());
+        eprintln!(
+            "recall: fetched {}; verified {}; opened in {} ms, searched in {} ms",
+            catalog.fetched(),
+            catalog.verified(),
+            catalog.open_time().as_millis(),
+            searched.elapsed().as_millis()
+        );
     }
     let r = r?;
     drop(catalog);

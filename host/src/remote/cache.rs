@@ -1,13 +1,20 @@
 //! The local cache of other hosts' objects (`<store>/remote-cache/`): files
 //! named by content (generations, segments) or by host, store id and revision
-//! (catalog snapshots), verified on every read, so a torn or foreign file is
-//! fetched again, never trusted. It counts what one search fetched from the
-//! bucket ([`Fetched`]) and is kept under a size cap ([`Cache::prune`]): least
+//! (catalog snapshots), checked on every read from disk, so a torn or foreign
+//! file is fetched again, never trusted: a generation against its content
+//! hash, a snapshot by parsing it, a segment by `Segment::open` (its CRC-32
+//! and structure; its content hash only when fetched: the cache writes only
+//! bytes whose hash matched, and hashing 75 MB of cached segments per search
+//! was most of a warm search's time). A long-lived reader adds a [`Memo`]:
+//! segments and snapshots verified once, then reused from memory. It counts
+//! what one search fetched from the bucket ([`Fetched`]) and what it verified
+//! ([`Verified`]), and is kept under a size cap ([`Cache::prune`]): least
 //! recently used first (a read touches the file), objects the current
 //! catalogs reference last.
 
 use super::fetch::{get, Failure};
 use super::layout::{self, RemoteCatalog};
+use super::memo::{Memo, Verified};
 use super::{Remote, RemoteError};
 use crate::store::segments::segment_name;
 use recall_core::naming::generation_file_name;
@@ -85,6 +92,8 @@ pub struct Pruned {
 pub struct Cache {
     dir: PathBuf,
     fetched: Arc<Mutex<Fetched>>,
+    verified: Arc<Mutex<Verified>>,
+    memo: Option<Arc<Memo>>,
 }
 
 impl Cache {
@@ -93,6 +102,36 @@ impl Cache {
         Cache {
             dir: store_dir.join(CACHE_DIR),
             fetched: Arc::default(),
+            verified: Arc::default(),
+            memo: None,
+        }
+    }
+
+    /// The same cache, with opened segments and parsed snapshots kept in
+    /// (and taken from) `memo`.
+    pub fn with_memo(mut self, memo: Option<Arc<Memo>>) -> Cache {
+        self.memo = memo;
+        self
+    }
+
+    /// The memo, if this cache has one.
+    pub fn memo(&self) -> Option<&Arc<Memo>> {
+        self.memo.as_ref()
+    }
+
+    /// What was verified through this cache (and its clones) so far.
+    pub fn verified(&self) -> Verified {
+        *self.verified.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn verifying(&self, segment_bytes: Option<usize>) {
+        let mut v = self.verified.lock().unwrap_or_else(|p| p.into_inner());
+        match segment_bytes {
+            Some(n) => {
+                v.segments += 1;
+                v.segment_bytes += n as u64;
+            }
+            None => v.snapshots += 1,
         }
     }
 
@@ -193,7 +232,9 @@ impl Cache {
         .await
     }
 
-    /// A host's segment, verified against its content name and opened.
+    /// A host's segment: from the memo, else the disk cache (opened: its CRC
+    /// and structure), else fetched (its content hash checked, then opened
+    /// and written to the cache).
     pub async fn segment(
         &self,
         remote: &Remote,
@@ -203,15 +244,33 @@ impl Cache {
         if !layout::is_segment_name(name) {
             return Err(Failure::Corrupt(format!("bad segment name {name}")));
         }
-        let key = format!("{}/{name}", layout::segments(&remote.prefix, host));
-        let b = self
-            .content(remote, &key, name, What::Segment, |b| {
-                segment_name(b) == name
-            })
-            .await?;
-        Segment::open(b)
-            .map(Arc::new)
-            .map_err(|e| Failure::Corrupt(format!("{name}: {e}")))
+        if let Some(seg) = self.memo.as_ref().and_then(|m| m.segment(host, name)) {
+            return Ok(seg);
+        }
+        let cached = self.read(name).and_then(|b| {
+            self.verifying(Some(b.len()));
+            Segment::open(b).ok()
+        });
+        let seg = match cached {
+            Some(seg) => Arc::new(seg),
+            None => {
+                let key = format!("{}/{name}", layout::segments(&remote.prefix, host));
+                let b = self.get(remote, &key, What::Segment).await?;
+                if segment_name(&b) != name {
+                    return Err(Failure::Corrupt(format!(
+                        "{name}: its bytes do not match its name"
+                    )));
+                }
+                self.verifying(Some(b.len()));
+                let seg = Segment::open(b).map_err(|e| Failure::Corrupt(format!("{name}: {e}")))?;
+                self.write(name, seg.bytes());
+                Arc::new(seg)
+            }
+        };
+        if let Some(m) = &self.memo {
+            m.put_segment(host, name, seg.clone());
+        }
+        Ok(seg)
     }
 
     /// The cache file of a host's catalog snapshot.
@@ -231,24 +290,38 @@ impl Cache {
         if !layout::is_store_id(store_id) {
             return Err(Failure::Corrupt(format!("bad store id {store_id}")));
         }
+        if let Some(m) = self
+            .memo
+            .as_ref()
+            .and_then(|m| m.snapshot(host, store_id, revision))
+        {
+            return Ok(m);
+        }
         let file = Cache::snapshot_file(host, store_id, revision);
         let parse = |b: &[u8]| {
+            self.verifying(None);
             serde_json::from_slice::<Manifest>(b)
                 .ok()
                 .filter(|m| m.store_id == store_id && m.revision == revision)
         };
-        if let Some(m) = self.read(&file).and_then(|b| parse(&b)) {
-            return Ok(Arc::new(m));
+        let m = match self.read(&file).and_then(|b| parse(&b)) {
+            Some(m) => Arc::new(m),
+            None => {
+                let key = layout::snapshot(&remote.prefix, host, store_id, revision);
+                let b = self.get(remote, &key, What::Snapshot).await?;
+                let m = parse(&b).ok_or_else(|| {
+                    Failure::Corrupt(format!(
+                        "catalog snapshot {store_id}-{revision} does not parse or names another revision"
+                    ))
+                })?;
+                self.write(&file, &b);
+                Arc::new(m)
+            }
+        };
+        if let Some(memo) = &self.memo {
+            memo.put_snapshot(host, store_id, revision, m.clone());
         }
-        let key = layout::snapshot(&remote.prefix, host, store_id, revision);
-        let b = self.get(remote, &key, What::Snapshot).await?;
-        let m = parse(&b).ok_or_else(|| {
-            Failure::Corrupt(format!(
-                "catalog snapshot {store_id}-{revision} does not parse or names another revision"
-            ))
-        })?;
-        self.write(&file, &b);
-        Ok(Arc::new(m))
+        Ok(m)
     }
 
     /// Keeps the cache at most `cap` bytes: removes the least recently used

@@ -3,7 +3,8 @@
 //! layout, `hostid` its identity, `publish` uploads (and `gc` collects) this
 //! host's objects, `follow` republishes from `recall serve`, `fetch` reads
 //! other hosts' (through a local content-named cache), `union` searches this
-//! host plus every host under a prefix, and `serve` puts that behind HTTP.
+//! host plus every host under a prefix, `reader` + `memo` keep what a daemon's
+//! searches verified in memory, and `serve` puts that behind HTTP.
 //!
 //! Object layout under `s3://bucket/prefix` (see ARCHITECTURE.md "Team
 //! search"): `hosts/<host-id>/{generations/<hash16>.json, segments/<hash16>.seg,
@@ -17,7 +18,9 @@ pub mod gc;
 pub mod hostid;
 pub mod layout;
 pub mod local;
+pub mod memo;
 pub mod publish;
+pub mod reader;
 pub mod serve;
 pub mod union;
 

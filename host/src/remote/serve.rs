@@ -3,10 +3,12 @@
 //! (`union.rs`). Everything else (sessions, exports, generation and segment
 //! bytes) is this host's store, unchanged; the indexer is the server's own
 //! handle, not this catalog's. Each search runs on its own thread: the union's
-//! object-storage runtime must not be entered from the server's.
+//! object-storage runtime must not be entered from the server's. The
+//! searches share one `reader::TeamReader`, so what they verified of other
+//! hosts stays in memory.
 
 use super::hostid::HostIdentity;
-use super::union::{TeamOptions, UnionCatalog};
+use super::union::TeamOptions;
 use super::Remote;
 use crate::catalog::StoreCatalog;
 use crate::http::{ReadCatalog, SegmentListing, StoreUnavailable};
@@ -23,6 +25,8 @@ pub struct TeamCatalog {
     remote: Arc<Remote>,
     rt: Option<tokio::runtime::Runtime>,
     opts: TeamOptions,
+    /// Made at the first search (the cache cap is set after `new`).
+    reader: std::sync::OnceLock<super::reader::TeamReader>,
 }
 
 impl TeamCatalog {
@@ -41,6 +45,7 @@ impl TeamCatalog {
                 deadline: Duration::from_secs(5),
                 ..TeamOptions::default()
             },
+            reader: std::sync::OnceLock::new(),
         })
     }
 }
@@ -98,19 +103,12 @@ impl ReadCatalog for TeamCatalog {
         };
         let rt = self.rt.as_ref().ok_or_else(unavailable)?.handle().clone();
         let (building, budgets) = (env.building, env.budgets);
-        let opts = TeamOptions {
-            hosts: host.map(super::union::host_list),
-            ..self.opts.clone()
-        };
+        let reader = self.reader.get_or_init(|| {
+            let (local, ident) = (self.local.clone(), self.ident.clone());
+            super::reader::TeamReader::new(local, ident, self.remote.clone(), rt, self.opts.clone())
+        });
         let run = || {
-            let cat = UnionCatalog::open(
-                self.local.clone(),
-                &self.ident,
-                Some(self.remote.clone()),
-                rt,
-                &opts,
-                query,
-            )?;
+            let cat = reader.open(query, host.map(super::union::host_list))?;
             cat.search(query, building, budgets)
         };
         let answer = std::thread::scope(|s| s.spawn(run).join());

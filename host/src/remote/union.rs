@@ -16,6 +16,7 @@
 use super::cache::{self, Cache, Fetched};
 use super::fetch::Failure;
 use super::hostid::HostIdentity;
+use super::memo::{Memo, Verified};
 use super::Remote;
 use crate::arena::Arena;
 use crate::catalog::StoreCatalog;
@@ -135,6 +136,9 @@ pub struct UnionCatalog {
     set: Option<Arc<SegmentSet>>,
     status: Vec<HostCoverage>,
     failures: Mutex<BTreeMap<String, String>>,
+    /// How long `open` took (listing, catalogs, snapshots, segments, the
+    /// union manifest).
+    open_time: Duration,
 }
 
 fn unavailable(id: &str, name: &str, reason: String) -> HostCoverage {
@@ -219,6 +223,22 @@ impl UnionCatalog {
         opts: &TeamOptions,
         query: &Query,
     ) -> Result<UnionCatalog, QueryError> {
+        UnionCatalog::open_with(local, ident, remote, rt, opts, query, None)
+    }
+
+    /// [`UnionCatalog::open`], taking opened segments and parsed snapshots
+    /// from `memo` and keeping there what it verified (a long-lived reader,
+    /// `reader.rs`); the memo keeps only what the catalogs read list.
+    pub fn open_with(
+        local: StoreCatalog,
+        ident: &HostIdentity,
+        remote: Option<Arc<Remote>>,
+        rt: Handle,
+        opts: &TeamOptions,
+        query: &Query,
+        memo: Option<Arc<Memo>>,
+    ) -> Result<UnionCatalog, QueryError> {
+        let opened_at = Instant::now();
         let expired = || {
             QueryError::new(
                 ErrorCode::CursorExpired,
@@ -229,7 +249,7 @@ impl UnionCatalog {
             |e: &dyn std::fmt::Display| QueryError::new(ErrorCode::StoreUnavailable, e.to_string());
         let from_cursor = query.cursor.as_deref().and_then(cursor_union);
         let wants: Option<&Vec<Want>> = from_cursor.as_ref().map(|c| &c.2);
-        let cache = Cache::new(local.store().dir());
+        let cache = Cache::new(local.store().dir()).with_memo(memo);
         let mut parts = Vec::new();
         let mut status = Vec::new();
         // This host.
@@ -275,11 +295,15 @@ impl UnionCatalog {
                 None => match rt.block_on(async {
                     tokio::time::timeout(opts.deadline, cache.host_ids(remote)).await
                 }) {
-                    Ok(Ok(ids)) => ids
-                        .into_iter()
-                        .filter(|i| *i != ident.id)
-                        .map(|i| (i, None))
-                        .collect(),
+                    Ok(Ok(ids)) => {
+                        if let Some(m) = cache.memo() {
+                            m.keep_hosts(&ids);
+                        }
+                        ids.into_iter()
+                            .filter(|i| *i != ident.id)
+                            .map(|i| (i, None))
+                            .collect()
+                    }
                     Ok(Err(e)) => {
                         status.push(unavailable("", &remote.url, format!("unreachable: {e}")));
                         Vec::new()
@@ -326,6 +350,9 @@ impl UnionCatalog {
                 out
             });
             for (_, id, r) in results {
+                if let (Ok(p), Some(m)) = (&r, cache.memo()) {
+                    m.keep_segments(&id, &p.seg_names);
+                }
                 match r {
                     Ok(p) if wanted(&opts.hosts, &p.host) => parts.push(p),
                     Ok(_) => {}
@@ -410,6 +437,7 @@ impl UnionCatalog {
             set,
             status,
             failures: Mutex::new(BTreeMap::new()),
+            open_time: opened_at.elapsed(),
         })
     }
 
@@ -417,11 +445,13 @@ impl UnionCatalog {
     /// remote generations of the first candidates in scan order — about what
     /// a page needs — into the cache, so the scan does not wait for them one
     /// by one. Failures are left for the scan's own load to report.
+    /// Those the arena already holds are not fetched.
     fn prefetch(&self, query: &Query) {
         let Some(remote) = &self.remote else {
             return;
         };
         let plan = recall_core::plan::candidates(query, &self.manifest, self);
+        let tools = recall_core::plan::Lanes::of(query).tool;
         let want: Vec<(String, String)> = plan
             .iter()
             .filter_map(|c| {
@@ -429,6 +459,9 @@ impl UnionCatalog {
                 (!part.local).then(|| (part.host.id.clone(), c.entry.generation_file.clone()))
             })
             .take(query.limit * 2 + 8)
+            // One the arena holds (a long-lived reader's earlier search) is
+            // not loaded again.
+            .filter(|(_, name)| !self.arena.has_shard(name, tools))
             .collect();
         if want.is_empty() {
             return;
@@ -507,6 +540,17 @@ impl UnionCatalog {
     /// searches); cache hits are not counted.
     pub fn fetched(&self) -> Fetched {
         self.cache.fetched()
+    }
+
+    /// How long opening it took (what a search costs before the core runs).
+    pub fn open_time(&self) -> Duration {
+        self.open_time
+    }
+
+    /// What this union verified so far (segments opened, snapshots parsed);
+    /// what came from a memo is not counted.
+    pub fn verified(&self) -> Verified {
+        self.cache.verified()
     }
 
     /// Keeps the cache under its cap, what the hosts' current catalogs
