@@ -169,6 +169,8 @@ print(json.dumps(out))
 PY
 serve_rss=$(awk '/VmRSS/{print $2}' "/proc/$serve_pid/status")
 serve_hwm=$(awk '/VmHWM/{print $2}' "/proc/$serve_pid/status")
+serve_anon=$(awk '/RssAnon/{print $2}' "/proc/$serve_pid/status")
+serve_file=$(awk '/RssFile/{print $2}' "/proc/$serve_pid/status")
 
 # 5. The `recall search` process (daemon still running), wall time per call.
 python3 - "$bin" "$home" "$WORK/queries.json" > "$WORK/recall-cli.json" <<'PY'
@@ -223,10 +225,10 @@ PY
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 date_s=$(date -u +%Y-%m-%d)
 out="$root/bench/results/index-$SIZE-$date_s.md"
-python3 - "$WORK" "$SIZE" "$SEED" "$src_bytes" "$store_bytes" "$serve_rss" "$serve_hwm" "$load_before" \
+python3 - "$WORK" "$SIZE" "$SEED" "$src_bytes" "$store_bytes" "$serve_rss" "$serve_hwm" "$serve_anon" "$serve_file" "$bin" "$load_before" \
   "$load_after" "$ROUNDS" "$(git -C "$root" rev-parse --short HEAD)" > "$out" <<'PY'
 import json, os, re, subprocess, sys
-(work, size, seed, src, store, rss, hwm, lb, la, rounds, commit) = sys.argv[1:]
+(work, size, seed, src, store, rss, hwm, anon, filed, binary, lb, la, rounds, commit) = sys.argv[1:]
 ld = lambda n: json.load(open(os.path.join(work, n)))
 fts, http, cli, rg = ld("fts5.json"), ld("recall-http.json"), ld("recall-cli.json"), ld("rg.json")
 fb, bf = ld("fts5-build.json"), ld("backfill.json")
@@ -242,14 +244,16 @@ for dp, _, fs in os.walk(seg):
         if n.endswith((".grams", ".seg", ".segment")) or "segment" in dp:
             idx_files += os.path.getsize(os.path.join(dp, n))
 print(f"# Search at scale — {size} (gen.py seed {seed})\n")
-print(f"`bash bench/index.sh` at {commit}. Machine: {os.cpu_count()} cores ({cpu}), load average before / after: {lb} / {la} "
+print(f"`bash bench/index.sh` at {commit} (binary {binary}). Machine: {os.cpu_count()} cores ({cpu}), load average before / after: {lb} / {la} "
       "(the machine may be shared: wall times include waiting for a core).\n")
 print(f"Home: {int(src)/1e6:.0f} MB of transcripts, {bf.get('new_sessions')} sessions; {fb['records']:,} user/assistant "
       f"records, {fb['prose_bytes']/1e6:.0f} MB of prose (what FTS5 indexes). recall backfill: {bf['elapsed_ms']/1000:.1f} s "
       f"({bf['bytes_read']/1e6/(bf['elapsed_ms']/1000):.0f} MB/s). Store: {int(store)/1e6:.0f} MB "
       f"(filter sidecars / index files: {idx_files/1e6:.1f} MB). FTS5 build: {fb['build_s']} s, "
       f"{os.path.getsize(os.path.join(work, 'fts5.db'))/1e6:.0f} MB.\n")
-print(f"Daemon RSS after the HTTP runs: {int(rss)//1024} MiB (peak {int(hwm)//1024} MiB).\n")
+print(f"Daemon RSS after the HTTP runs: {int(rss)//1024} MiB (peak {int(hwm)//1024} MiB): {int(anon)//1024} MiB "
+      f"anonymous (heap: the arena, directories, caches), {int(filed)//1024} MiB file-backed (the memory-mapped "
+      "segments' pages the queries touched: page cache the kernel can reclaim).\n")
 print("Times in ms, p50 / p95 over every query of the kind × rounds (after one warming round). "
       "`found` = rare tokens whose one session recall/FTS5 named on the first page.\n")
 print("| query kind | FTS5 unicode61 | recall serve, warm HTTP | partial / empty answers | found (FTS5 / recall) | `recall search` process | ripgrep (3 queries) |")
