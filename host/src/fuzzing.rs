@@ -35,11 +35,29 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+/// A folder removed with its thread (the proptest equivalents run on
+/// threads that end with their test; a fuzzer's one thread ends with it).
+struct Scratch(PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+        for tag in SCRATCH_TAGS {
+            let path = self.0.with_extension(tag);
+            let _ = std::fs::remove_dir_all(&path);
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+}
+
+/// The extensions of the scratch files and folders beside the home.
+const SCRATCH_TAGS: [&str; 5] = ["policy", "state", "ledger", "grams", "store"];
+
 /// The demo home of this process and thread (fuzzers run one input at a
 /// time; the proptest equivalents run on several threads).
 fn home() -> PathBuf {
     thread_local! {
-        static HOME: PathBuf = {
+        static HOME: Scratch = {
             let dir = std::env::temp_dir().join(format!(
                 "recall-fuzz-{}-{:?}",
                 std::process::id(),
@@ -47,10 +65,10 @@ fn home() -> PathBuf {
             ));
             let _ = std::fs::remove_dir_all(&dir);
             let _ = crate::demo::write_at(&dir, 1_793_000_000_000);
-            dir
+            Scratch(dir)
         };
     }
-    HOME.with(|h| h.clone())
+    HOME.with(|h| h.0.clone())
 }
 
 fn units() -> Vec<SessionSource> {
