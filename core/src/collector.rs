@@ -51,6 +51,12 @@ impl Collector {
         }
     }
 
+    /// Whether some session found is certain to rank before everything
+    /// bounded by `next` (never for an unknown bound: no best effort).
+    pub fn has_certain_before(&self, next: &Bound) -> bool {
+        self.certain(next) > 0
+    }
+
     /// Takes a matching session unless it is at or before the cursor.
     pub fn offer(&mut self, f: Found) {
         if self
