@@ -287,6 +287,8 @@ fn scan(
             Ok(None) if oversized => {
                 // The deadline passed while preparing it: the catalog keeps
                 // what it did, and the next page (same position) goes on.
+                // Nothing found may pass it (no best effort here).
+                collector.drop_uncertain(&c.bound);
                 st.partial = Some(PartialReason::Oversized);
                 st.stopped_before = Some(c.bound);
                 return st;

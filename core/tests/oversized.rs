@@ -476,3 +476,43 @@ fn keys_in_any_order_and_unknown_keys_are_read_like_serde() {
         assert!(PreparedShard::from_bytes(bad.as_bytes()).is_err(), "{bad}");
     }
 }
+
+#[test]
+fn a_page_preparing_an_oversized_shard_shows_nothing_it_could_pass() {
+    // Under `relevance` with a 2-byte term no bound is known. `s0` is
+    // scanned first (key order) and found; the oversized `s1` ranks before
+    // it (shorter records). A page interrupted while preparing `s1` must not
+    // show `s0` with a cursor after it: `s1` would then never be shown.
+    let (index, bodies) = index_of(vec![
+        session("s0", 3_000, &texts(1, "wd0", 60)),
+        session("s1", 2_000, &texts(300, "wd1", 0)),
+    ]);
+    let catalog = Chunky {
+        index: &index,
+        bodies: &bodies,
+        pending: RefCell::default(),
+        cache: RefCell::default(),
+        cache_limit: u64::MAX,
+        big: RefCell::default(),
+        work: Cell::new(0),
+    };
+    let budgets = Budgets {
+        scan_ms: 4,
+        fresh_bytes: 4 * CHUNK as u64,
+        ..Budgets::default()
+    };
+    let mut request = Request::new("wd");
+    request.sort = Some("relevance".into());
+    request.limit = Some("1".into());
+    let (shown, reasons) = page_through(&catalog, &request, budgets);
+    assert!(
+        reasons.contains(&Some(PartialReason::Oversized)),
+        "{reasons:?}"
+    );
+    let ids: Vec<&str> = shown
+        .iter()
+        .map(|s| s["session_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["s1", "s0"]);
+    assert_eq!(shown, full(&index, &request));
+}
