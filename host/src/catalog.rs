@@ -163,7 +163,7 @@ impl Catalog for StoreCatalog {
                     fresh_bytes: load.fresh,
                 }));
             }
-            if expired() {
+            if !load.small() && expired() {
                 self.arena.keep_pending(name, load);
                 return Ok(None);
             }

@@ -26,6 +26,8 @@ pub struct Pending {
     stage: Stage,
     /// Bytes read from storage so far (the query's `fresh_bytes` once done).
     pub fresh: u64,
+    /// The file's size when opened.
+    len: u64,
 }
 
 #[derive(Debug)]
@@ -61,7 +63,16 @@ impl Pending {
                 hasher: Box::default(),
             },
             fresh: 0,
+            len,
         })
+    }
+
+    /// A generation of at most one chunk: read in one chunk and prepared in
+    /// about one more, so it is not worth interrupting (a page then ends
+    /// within its deadline plus two chunks, and a small shard is never
+    /// left half-prepared by a deadline spent elsewhere).
+    pub fn small(&self) -> bool {
+        self.len <= CHUNK_BYTES as u64
     }
 
     /// Whether this load prepares tool rows.
