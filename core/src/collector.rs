@@ -51,6 +51,19 @@ impl Collector {
         }
     }
 
+    /// Whether some session found is certain to rank before everything
+    /// bounded by `next` (never for an unknown bound: no best effort).
+    pub fn has_certain_before(&self, next: &Bound) -> bool {
+        self.certain(next) > 0
+    }
+
+    /// Forgets every session found that is not certain to rank before
+    /// everything bounded by `next` (all of them for an unknown bound): for
+    /// a stop whose cursor must not pass a session left unscanned.
+    pub fn drop_uncertain(&mut self, next: &Bound) {
+        self.found.retain(|f| next.is_below(&f.sort_key));
+    }
+
     /// Takes a matching session unless it is at or before the cursor.
     pub fn offer(&mut self, f: Found) {
         if self

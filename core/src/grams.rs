@@ -55,20 +55,33 @@ impl GramSet {
 
     /// Builds the set of a lane: about one bit per two folded bytes.
     pub fn build(lane: &Lane) -> GramSet {
+        let mut set = GramSet::sized_for(lane);
+        set.add_entries(lane, 0..lane.len());
+        set
+    }
+
+    /// An empty set sized for `lane` (what [`GramSet::build`] starts from):
+    /// entries are then added in chunks with [`GramSet::add_entries`].
+    pub fn sized_for(lane: &Lane) -> GramSet {
         let text_bytes = lane.buf.len().saturating_sub(lane.len());
         let bits = (text_bytes / 2)
             .clamp(MIN_BITS, MAX_BITS)
             .next_power_of_two();
-        let mut set = GramSet {
+        GramSet {
             shift: 32 - bits.trailing_zeros(),
             words: vec![0; bits / 64],
             heavy: vec![0; HEAVY_BUCKETS],
-        };
+        }
+    }
+
+    /// Adds the windows of `lane`'s entries in `range`. Adding every entry
+    /// once, in any chunks, gives the set [`GramSet::build`] gives.
+    pub fn add_entries(&mut self, lane: &Lane, range: std::ops::Range<usize>) {
         let mut counts = vec![0u32; HEAVY_BUCKETS];
         let mut touched = Vec::new();
-        for i in 0..lane.len() {
+        for i in range {
             for w in lane.text(i).windows(3) {
-                set.insert(w);
+                self.insert(w);
                 let h = heavy_slot(w);
                 if counts[h] == 0 {
                     touched.push(h);
@@ -77,11 +90,10 @@ impl GramSet {
             }
             for h in touched.drain(..) {
                 let c = u8::try_from(counts[h]).unwrap_or(u8::MAX);
-                set.heavy[h] = set.heavy[h].max(c);
+                self.heavy[h] = self.heavy[h].max(c);
                 counts[h] = 0;
             }
         }
-        set
     }
 
     #[inline]

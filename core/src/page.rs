@@ -88,12 +88,11 @@ pub fn page(
     let last = shown.checked_sub(1).map(|i| found[i].sort_key.clone());
     response.cursor = match outcome.partial {
         Some(PartialReason::Timeout) => None,
-        Some(PartialReason::Budget) => Some(make_cursor(
+        Some(PartialReason::Budget | PartialReason::Oversized) => Some(make_cursor(
             last.or_else(|| after.cloned())
                 .unwrap_or_else(|| start_key(query)),
         )),
-        None
-        | Some(PartialReason::Unreadable | PartialReason::Hosts | PartialReason::Oversized) => {
+        None | Some(PartialReason::Unreadable | PartialReason::Hosts) => {
             last.filter(|_| more).map(make_cursor)
         }
     };

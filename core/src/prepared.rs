@@ -26,7 +26,7 @@ pub struct Lane {
 }
 
 impl Lane {
-    fn push(&mut self, record: usize, text: &str) {
+    pub(crate) fn push(&mut self, record: usize, text: &str) {
         let f = fold(text);
         self.starts.push(self.buf.len() as u32);
         self.records.push(record as u32);

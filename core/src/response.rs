@@ -151,10 +151,11 @@ pub enum PartialReason {
     Unreadable,
     /// Team search: some host could not be read (see `hosts`).
     Hosts,
-    /// Some session's shard is bigger than the whole per-query load budget:
-    /// a budgeted search (the daemon) never loads it, so it is left out;
-    /// the cursor continues as for a complete page. `recall search` (no
-    /// budget) searches it.
+    /// The next session's shard is bigger than the whole per-query load
+    /// budget: the page stops just before it, or while it is being prepared
+    /// in chunks, and the cursor continues there — that session is scanned
+    /// first on the next page (whose budget admits it), over as many pages
+    /// as preparing it takes.
     Oversized,
 }
 

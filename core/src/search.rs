@@ -91,13 +91,29 @@ pub trait Catalog {
     fn directory(&self, manifest: &Arc<Manifest>, set: Option<Arc<SegmentSet>>) -> Arc<Directory> {
         Arc::new(Directory::build(manifest.clone(), set))
     }
+    /// [`Catalog::load`] that may stop between chunks of reading and
+    /// preparing once `expired()` says the scan deadline has passed:
+    /// `Ok(None)` = not ready yet, the catalog keeps its progress so a later
+    /// query goes on from there (each call does at least one chunk, so
+    /// repeated calls finish). The default loads whole.
+    fn load_within(
+        &self,
+        key: &str,
+        entry: &ManifestEntry,
+        tools: bool,
+        expired: &dyn Fn() -> bool,
+    ) -> Result<Option<LoadedShard>, LoadError> {
+        let _ = expired;
+        self.load(key, entry, tools).map(Some)
+    }
     /// What loading the shard of `entry` would add to the query's load
     /// budget, known before reading it: its file size unless it is cached.
     /// The default, 0, means unknown (the load's own `fresh_bytes` is
     /// counted after the fact). A shard that costs more than what is left
-    /// of the budget is not loaded once the page can stop before it, and
-    /// one that costs more than the whole budget is never loaded
-    /// (`partial_reason: "oversized"`).
+    /// of the budget is not loaded once the page can stop before it; one
+    /// that costs more than the whole budget (oversized) is loaded only as
+    /// the first thing a page needs — the page before stops just before it
+    /// (`partial_reason: "oversized"`, with a cursor).
     fn load_cost(&self, key: &str, entry: &ManifestEntry, tools: bool) -> u64 {
         let _ = (key, entry, tools);
         0
@@ -215,7 +231,6 @@ fn scan(
     let lanes = Lanes::of(query);
     let mut st = Stop::default();
     let mut unreadable = false;
-    let mut oversized = false;
     for i in 0..plan.len() {
         let Some(c) = plan.get(i, query) else {
             continue;
@@ -224,13 +239,15 @@ fn scan(
         if collector.page_is_certain(&c.bound) {
             break;
         }
-        if (env.clock)().saturating_sub(started) > env.budgets.scan_ms {
-            st.partial = Some(PartialReason::Timeout);
-            return st;
-        }
+        // A budget stop keeps a cursor, so it goes first: a page that spent
+        // its budget (an oversized shard, say) and its time ends with one.
         if st.fresh >= env.budgets.fresh_bytes && collector.can_stop_before(&c.bound) {
             st.partial = Some(PartialReason::Budget);
             st.stopped_before = Some(c.bound);
+            return st;
+        }
+        if (env.clock)().saturating_sub(started) > env.budgets.scan_ms {
+            st.partial = Some(PartialReason::Timeout);
             return st;
         }
         st.visited += 1;
@@ -242,13 +259,16 @@ fn scan(
             }
         }
         let cost = env.catalog.load_cost(c.key, c.entry, lanes.tool);
-        if cost > env.budgets.fresh_bytes {
-            // Loading it alone would blow the budget (and the deadline: a
-            // 1.37 GB shard took 32 s): left out, and said so.
-            oversized = true;
-            continue;
+        let oversized = cost > env.budgets.fresh_bytes;
+        if oversized && collector.has_certain_before(&c.bound) {
+            // More than a whole budget: it is scanned alone, first on the
+            // next page (whose budget admits it), which starts here.
+            st.partial = Some(PartialReason::Oversized);
+            st.stopped_before = Some(c.bound);
+            return st;
         }
-        if cost > 0
+        if !oversized
+            && cost > 0
             && st.fresh.saturating_add(cost) > env.budgets.fresh_bytes
             && collector.can_stop_before(&c.bound)
         {
@@ -258,8 +278,25 @@ fn scan(
             st.stopped_before = Some(c.bound);
             return st;
         }
-        let loaded = match env.catalog.load(c.key, c.entry, lanes.tool) {
-            Ok(l) => l,
+        let expired = || (env.clock)().saturating_sub(started) > env.budgets.scan_ms;
+        let loaded = match env
+            .catalog
+            .load_within(c.key, c.entry, lanes.tool, &expired)
+        {
+            Ok(Some(l)) => l,
+            Ok(None) if oversized => {
+                // The deadline passed while preparing it: the catalog keeps
+                // what it did, and the next page (same position) goes on.
+                // Nothing found may pass it (no best effort here).
+                collector.drop_uncertain(&c.bound);
+                st.partial = Some(PartialReason::Oversized);
+                st.stopped_before = Some(c.bound);
+                return st;
+            }
+            Ok(None) => {
+                st.partial = Some(PartialReason::Timeout);
+                return st;
+            }
             Err(_) => {
                 unreadable = true;
                 continue;
@@ -271,10 +308,6 @@ fn scan(
             collector.offer(f);
         }
     }
-    st.partial = match (unreadable, oversized) {
-        (true, _) => Some(PartialReason::Unreadable),
-        (false, true) => Some(PartialReason::Oversized),
-        (false, false) => None,
-    };
+    st.partial = unreadable.then_some(PartialReason::Unreadable);
     st
 }

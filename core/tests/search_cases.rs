@@ -654,7 +654,7 @@ fn bytes_of(index: &MemIndex, id: &str) -> u64 {
 }
 
 #[test]
-fn a_shard_bigger_than_the_load_budget_is_never_loaded_and_the_answer_says_so() {
+fn a_shard_bigger_than_the_load_budget_is_searched_alone_on_the_next_page() {
     let small = vec!["the tide".to_string()];
     let huge: Vec<String> = (0..400)
         .map(|i| format!("the tide, record {i} {}", "x".repeat(200)))
@@ -681,22 +681,30 @@ fn a_shard_bigger_than_the_load_budget_is_never_loaded_and_the_answer_says_so() 
     };
     let clock = || 0;
     let env = sized_env(&sized, &clock, budget);
-    let resp = search_request(&Request::new("tide"), &env).unwrap();
-    let loaded = sized.loaded.borrow().clone();
+    let ids = |r: &recall_core::Response| -> Vec<String> {
+        r.sessions.iter().map(|s| s.session_id.clone()).collect()
+    };
+    // Page 1 stops just before the oversized shard, without reading it.
+    let page1 = search_request(&Request::new("tide"), &env).unwrap();
     assert!(
-        !loaded.iter().any(|k| k.ends_with(":b")),
-        "the oversized shard was read: {loaded:?}"
+        !sized.loaded.borrow().iter().any(|k| k.ends_with(":b")),
+        "the oversized shard was read on page 1"
     );
-    assert_eq!(resp.state, State::Partial);
-    assert_eq!(resp.partial_reason, Some(PartialReason::Oversized));
-    let ids: Vec<&str> = resp
-        .sessions
-        .iter()
-        .map(|s| s.session_id.as_str())
-        .collect();
-    assert_eq!(ids, ["a", "c"], "everything else is the full answer");
-    assert!(resp.cursor.is_none(), "a complete page otherwise");
-    // Unbudgeted (the CLI), it is searched.
+    assert_eq!(page1.state, State::Partial);
+    assert_eq!(page1.partial_reason, Some(PartialReason::Oversized));
+    assert_eq!(ids(&page1), ["a"]);
+    // Page 2 starts with it, alone (its budget admits one oversized shard).
+    let mut req = Request::new("tide");
+    req.cursor = page1.cursor.clone();
+    assert!(req.cursor.is_some());
+    let page2 = search_request(&req, &env).unwrap();
+    assert_eq!(ids(&page2), ["b"]);
+    assert!(sized.loaded.borrow().iter().any(|k| k.ends_with(":b")));
+    req.cursor = page2.cursor.clone();
+    let page3 = search_request(&req, &env).unwrap();
+    assert_eq!(ids(&page3), ["c"]);
+    assert!(page3.cursor.is_none());
+    // Unbudgeted (the CLI), one page.
     let env = sized_env(&sized, &clock, u64::MAX);
     let resp = search_request(&Request::new("tide"), &env).unwrap();
     assert_eq!(resp.sessions.len(), 3);

@@ -6,12 +6,28 @@
 //! is never stale). A shard costs its `heap_bytes()`; inserting beyond the
 //! budget evicts the least recently used, scan-resistantly (segmented LRU:
 //! shards used once go before shards used again). A shard larger than the whole
-//! budget is handed out but not kept. Loads happen outside the lock, so two
-//! queries may prepare the same shard at once; the second insert is a no-op.
+//! budget is kept apart, in [`OVERSIZED_KEPT`] slots of their own (most
+//! recently used kept), so the pages that search it do not prepare it again.
+//! Loads happen outside the lock, so two queries may prepare the same shard
+//! at once; the second insert is a no-op.
+//!
+//! The arena also keeps the loads a query's deadline interrupted
+//! ([`crate::chunked::Pending`], at most [`PENDING_KEPT`]), so the next query
+//! goes on where that one stopped.
 
+use crate::chunked::Pending;
 use recall_core::{PreparedShard, ShardGrams};
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+
+/// Shards bigger than the whole shard budget kept beside it (each is a
+/// session too big for one query's load budget; keeping it spares the later
+/// pages of a search preparing it again).
+pub const OVERSIZED_KEPT: usize = 2;
+
+/// Interrupted loads kept for the next query.
+pub const PENDING_KEPT: usize = 2;
 
 /// Default shard budget: 192 MiB.
 pub const DEFAULT_ARENA_BYTES: usize = 192 << 20;
@@ -197,6 +213,12 @@ pub struct ArenaStats {
     pub grams: usize,
     /// Their heap bytes.
     pub grams_bytes: usize,
+    /// Shards bigger than the budget held beside it.
+    pub oversized: usize,
+    /// Interrupted loads held.
+    pub pending: usize,
+    /// Bytes read and prepared by chunked loads since the arena was made.
+    pub worked_bytes: u64,
 }
 
 /// The shared caches.
@@ -204,6 +226,11 @@ pub struct ArenaStats {
 pub struct Arena {
     shards: Mutex<Lru<PreparedShard>>,
     grams: Mutex<Lru<ShardGrams>>,
+    /// Slot name → shard, most recently used last.
+    oversized: Mutex<Vec<(String, Arc<PreparedShard>)>>,
+    /// Slot name → interrupted load, most recent last.
+    pending: Mutex<Vec<(String, Pending)>>,
+    worked: AtomicU64,
 }
 
 impl Default for Arena {
@@ -224,15 +251,83 @@ impl Arena {
         Arena {
             shards: Mutex::new(Lru::new(shards)),
             grams: Mutex::new(Lru::new(grams)),
+            oversized: Mutex::default(),
+            pending: Mutex::default(),
+            worked: AtomicU64::new(0),
         }
+    }
+
+    /// The cached shard of `name` for a query that needs tool rows when
+    /// `tools` (counted as a use).
+    pub fn cached(&self, name: &str, tools: bool) -> Option<Arc<PreparedShard>> {
+        let full = format!("{name}+tools");
+        let hit = {
+            let mut shards = self.shards.lock().unwrap_or_else(|p| p.into_inner());
+            match tools {
+                true => shards.get(&full),
+                false => shards.get(name).or_else(|| shards.get(&full)),
+            }
+        };
+        hit.or_else(|| {
+            let mut big = self.oversized.lock().unwrap_or_else(|p| p.into_inner());
+            let i = big
+                .iter()
+                .rposition(|(n, _)| *n == full || (!tools && n == name))?;
+            let slot = big.remove(i);
+            let shard = slot.1.clone();
+            big.push(slot);
+            Some(shard)
+        })
+    }
+
+    /// Takes the interrupted load of `name` (for `tools`), if one is kept.
+    pub fn take_pending(&self, name: &str, tools: bool) -> Option<Pending> {
+        let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+        let i = pending
+            .iter()
+            .position(|(n, p)| n == name && p.tools() == tools)?;
+        Some(pending.remove(i).1)
+    }
+
+    /// Keeps an interrupted load for the next query (the oldest beyond
+    /// [`PENDING_KEPT`] is dropped, outside the lock).
+    pub fn keep_pending(&self, name: &str, load: Pending) {
+        let dropped = {
+            let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+            pending.push((name.to_string(), load));
+            let excess = pending.len().saturating_sub(PENDING_KEPT);
+            pending.drain(..excess).collect::<Vec<_>>()
+        };
+        drop(dropped);
+    }
+
+    /// The counter chunked loads add their work to.
+    pub fn worked(&self) -> &AtomicU64 {
+        &self.worked
+    }
+
+    /// The cached filters of `name`, if held (no read).
+    pub fn known_grams(&self, name: &str) -> Option<Arc<ShardGrams>> {
+        self.grams
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(name)
     }
 
     /// Whether `get_or_load(name, tools, …)` would be a cache hit (without
     /// counting as a use).
     pub fn has_shard(&self, name: &str, tools: bool) -> bool {
+        let full = format!("{name}+tools");
         let shards = self.shards.lock().unwrap_or_else(|p| p.into_inner());
-        shards.map.contains_key(&format!("{name}+tools"))
+        let held = |n: &str| n == full || (!tools && n == name);
+        shards.map.contains_key(&full)
             || (!tools && shards.map.contains_key(name))
+            || self
+                .oversized
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .iter()
+                .any(|(n, _)| held(n))
     }
 
     /// The cached shard `name`, or `read()`'s bytes prepared and cached.
@@ -244,15 +339,7 @@ impl Arena {
         tools: bool,
         read: impl FnOnce() -> Result<Vec<u8>, String>,
     ) -> Result<Loaded, ArenaError> {
-        let full = format!("{name}+tools");
-        let hit = {
-            let mut shards = self.shards.lock().unwrap_or_else(|p| p.into_inner());
-            match tools {
-                true => shards.get(&full),
-                false => shards.get(name).or_else(|| shards.get(&full)),
-            }
-        };
-        if let Some(shard) = hit {
+        if let Some(shard) = self.cached(name, tools) {
             return Ok(Loaded {
                 shard,
                 fresh_bytes: 0,
@@ -276,7 +363,7 @@ impl Arena {
             })?;
         let shard = Arc::new(shard);
         // Prepared with tool rows exactly when `tools`: the slot looked up.
-        self.insert(name, shard.clone());
+        self.keep_loaded(name, shard.clone());
         Ok(Loaded {
             shard,
             fresh_bytes: bytes.len() as u64,
@@ -284,8 +371,20 @@ impl Arena {
     }
 
     /// Caches a shard prepared elsewhere (the indexer's, just written), under
-    /// the slot its tool rows call for, with its filters.
+    /// the slot its tool rows call for, with its filters. One bigger than the
+    /// whole budget is not kept (only a search's own load keeps one:
+    /// [`Arena::keep_loaded`]).
     pub fn insert(&self, name: &str, shard: Arc<PreparedShard>) {
+        self.insert_with(name, shard, false)
+    }
+
+    /// Caches a shard a search has just loaded; one bigger than the whole
+    /// budget takes an oversized slot (the least recently used is dropped).
+    pub fn keep_loaded(&self, name: &str, shard: Arc<PreparedShard>) {
+        self.insert_with(name, shard, true)
+    }
+
+    fn insert_with(&self, name: &str, shard: Arc<PreparedShard>, oversized: bool) {
         let slot = if shard.has_tools {
             format!("{name}+tools")
         } else {
@@ -294,11 +393,25 @@ impl Arena {
         let size = shard.heap_bytes();
         let grams = shard.grams.clone();
         let gsize = grams.heap_bytes();
-        let evicted = self
-            .shards
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(&slot, shard, size);
+        let budget = self.shards.lock().unwrap_or_else(|p| p.into_inner()).budget;
+        let evicted = match oversized && size > budget {
+            false => self
+                .shards
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(&slot, shard, size),
+            true => {
+                let mut big = self.oversized.lock().unwrap_or_else(|p| p.into_inner());
+                match big.iter().any(|(n, _)| *n == slot) {
+                    true => Vec::new(),
+                    false => {
+                        big.push((slot, shard));
+                        let excess = big.len().saturating_sub(OVERSIZED_KEPT);
+                        big.drain(..excess).map(|(_, s)| s).collect()
+                    }
+                }
+            }
+        };
         drop(evicted);
         let evicted = self
             .grams
@@ -346,6 +459,9 @@ impl Arena {
             misses: s.misses,
             grams: g.map.len(),
             grams_bytes: g.bytes,
+            oversized: self.oversized.lock().map_or(0, |o| o.len()),
+            pending: self.pending.lock().map_or(0, |p| p.len()),
+            worked_bytes: self.worked.load(Ordering::Relaxed),
         }
     }
 }
@@ -422,6 +538,25 @@ mod tests {
             arena.grams("z", || None).is_some(),
             "a loaded shard leaves its filters"
         );
+    }
+
+    #[test]
+    fn a_search_keeps_shards_bigger_than_the_budget_beside_it_the_indexer_does_not() {
+        let shard = || Arc::new(PreparedShard::from_bytes(&body(&"a".repeat(1000))).unwrap());
+        let arena = Arena::new(100);
+        arena.insert("indexed", shard());
+        assert!(arena.cached("indexed", false).is_none());
+        for n in ["x", "y", "z"] {
+            arena.keep_loaded(n, shard());
+        }
+        assert_eq!(arena.stats().oversized, OVERSIZED_KEPT);
+        assert!(arena.cached("x", false).is_none(), "the oldest went");
+        assert!(arena.has_shard("y", false) && arena.cached("z", false).is_some());
+        assert_eq!(arena.stats().shards, 0, "the budget itself holds none");
+        // The most recently used stays.
+        arena.cached("y", false);
+        arena.keep_loaded("w", shard());
+        assert!(arena.has_shard("y", false) && !arena.has_shard("z", false));
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! `recall_core::Catalog` over the on-disk store and the shared arena, and
 //! the host's search entry point.
 
-use crate::arena::{Arena, ArenaError};
-use crate::store::{Store, StoreError};
+use crate::arena::Arena;
+use crate::chunked::Pending;
+use crate::store::{generations, Store, StoreError};
 use recall_core::directory::{Directory, DirectoryCache};
 use recall_core::model::{Manifest, ManifestEntry};
 use recall_core::naming::generation_file_name;
@@ -51,9 +52,21 @@ impl StoreCatalog {
     ) -> Result<Response, QueryError> {
         let started = Instant::now();
         let clock = move || started.elapsed().as_millis() as u64;
+        self.search_with_clock(query, building, budgets, &clock)
+    }
+
+    /// [`StoreCatalog::search`] with the given monotonic clock in ms (tests
+    /// drive the deadline with a clock that follows the work done).
+    pub fn search_with_clock(
+        &self,
+        query: &Query,
+        building: bool,
+        budgets: Budgets,
+        clock: &dyn Fn() -> u64,
+    ) -> Result<Response, QueryError> {
         let env = SearchEnv {
             catalog: self,
-            clock: &clock,
+            clock,
             budgets,
             building,
         };
@@ -99,35 +112,62 @@ impl Catalog for StoreCatalog {
 
     fn load(
         &self,
-        _key: &str,
+        key: &str,
         entry: &ManifestEntry,
         tools: bool,
     ) -> Result<LoadedShard, LoadError> {
+        self.load_within(key, entry, tools, &|| false)?
+            .ok_or_else(|| LoadError::Io {
+                name: entry.generation_file.clone(),
+                reason: "the load stopped before its end".to_string(),
+            })
+    }
+
+    /// Reads and prepares the shard a chunk at a time ([`Pending`]),
+    /// asking `expired` after each; an interrupted load is kept by the arena
+    /// for the next query, a finished one is cached.
+    fn load_within(
+        &self,
+        _key: &str,
+        entry: &ManifestEntry,
+        tools: bool,
+        expired: &dyn Fn() -> bool,
+    ) -> Result<Option<LoadedShard>, LoadError> {
         let name = &entry.generation_file;
-        let mut why = None;
-        let loaded = self.arena.get_or_load(name, tools, || {
-            read_verified(&self.store, name).map_err(|e| {
-                let message = e.to_string();
-                why = Some(e);
-                message
-            })
-        });
-        let l = loaded.map_err(|e| {
-            why.take().unwrap_or_else(|| match e {
-                ArenaError::Parse { name, source } => LoadError::Damaged {
-                    name,
-                    reason: source.to_string(),
-                },
-                ArenaError::Read { name, message } => LoadError::Io {
-                    name,
-                    reason: message,
-                },
-            })
-        })?;
-        Ok(LoadedShard {
-            shard: l.shard,
-            fresh_bytes: l.fresh_bytes,
-        })
+        if let Some(shard) = self.arena.cached(name, tools) {
+            return Ok(Some(LoadedShard {
+                shard,
+                fresh_bytes: 0,
+            }));
+        }
+        let mut load = match self.arena.take_pending(name, tools) {
+            Some(p) => p,
+            None => {
+                let path =
+                    generations::path(self.store.generations_dir(), name).ok_or_else(|| {
+                        LoadError::Damaged {
+                            name: name.clone(),
+                            reason: "not a generation file name".to_string(),
+                        }
+                    })?;
+                Pending::open(&path, name, tools)?
+            }
+        };
+        loop {
+            let done = load.chunk(|| self.arena.known_grams(name), self.arena.worked())?;
+            if let Some(shard) = done {
+                let shard = Arc::new(shard);
+                self.arena.keep_loaded(name, shard.clone());
+                return Ok(Some(LoadedShard {
+                    shard,
+                    fresh_bytes: load.fresh,
+                }));
+            }
+            if !load.small() && expired() {
+                self.arena.keep_pending(name, load);
+                return Ok(None);
+            }
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 pub mod arena;
 pub mod assets;
 pub mod catalog;
+pub mod chunked;
 pub mod cli;
 pub mod demo;
 pub mod export;
