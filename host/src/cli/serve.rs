@@ -183,6 +183,14 @@ pub fn serve_home(
         store.clone(),
         Arc::new(Arena::new(a.arena_mib.max(1) << 20)),
     );
+    // The first search should not pay for opening the segments and
+    // planning the snapshot.
+    {
+        let catalog = catalog.clone();
+        let _ = std::thread::Builder::new()
+            .name("recall-warm".into())
+            .spawn(move || catalog.warm());
+    }
     // The watch starts here, explicitly: the handle's constructor starts
     // nothing.
     let indexer = Arc::new(

@@ -197,8 +197,13 @@ impl IndexerHandle {
             Some(Err(e)) => Err(StoreUnavailable::new(e.to_string())),
             // A sweep ran (or none was due) over a backfilled store: any
             // rebuild is over.
-            _ => {
+            ran => {
                 self.built();
+                if ran.is_some() {
+                    // What it published is planned here, not by the next
+                    // search.
+                    self.catalog.warm();
+                }
                 Ok(())
             }
         }

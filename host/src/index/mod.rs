@@ -361,7 +361,10 @@ impl Indexer {
         let Ok(current) = self.store.current() else {
             return false;
         };
-        let mut seen = self.backfilled_store.lock().unwrap_or_else(|p| p.into_inner());
+        let mut seen = self
+            .backfilled_store
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         if seen.as_deref() == Some(current.store_id.as_str()) {
             return true;
         }
