@@ -75,6 +75,34 @@ pub struct SegmentReport {
     pub dropped: usize,
     /// Bytes written (segments and list).
     pub bytes_written: u64,
+    /// Live generations left uncovered on purpose ([`Deferral`]): scanned
+    /// through their filters until a later pass indexes them.
+    pub deferred: usize,
+}
+
+/// When a maintenance pass may leave the generations no segment covers
+/// unindexed (a long-lived indexer amortising one segment over the live
+/// appends of a window): while they are at most this many and this large.
+/// A deferring pass writes no segment file at all — no new segment, no
+/// merge, no rebuild — it only drops from the list segments that no longer
+/// hold a live generation or do not open.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Deferral {
+    /// Uncovered generations at most.
+    pub generations: usize,
+    /// Their source bytes at most.
+    pub bytes: u64,
+}
+
+impl Default for Deferral {
+    /// 64 generations, [`CHUNK_BYTES`] of source: few enough that scanning
+    /// them through their filters costs a query next to nothing.
+    fn default() -> Deferral {
+        Deferral {
+            generations: 64,
+            bytes: CHUNK_BYTES,
+        }
+    }
 }
 
 /// A segment being built: by a sweep's worker from the shards it prepares
@@ -285,6 +313,16 @@ impl Store {
     /// segments that do not open, and publishes the new list. Nothing to do
     /// ⇒ nothing written.
     pub fn maintain_segments(&self, fresh: Vec<SegmentRef>) -> Result<SegmentReport, StoreError> {
+        self.maintain_segments_deferring(fresh, None)
+    }
+
+    /// [`Store::maintain_segments`], leaving the uncovered generations (and
+    /// every merge) for a later pass when they fit `defer`.
+    pub fn maintain_segments_deferring(
+        &self,
+        fresh: Vec<SegmentRef>,
+        defer: Option<Deferral>,
+    ) -> Result<SegmentReport, StoreError> {
         let manifest = self.current()?;
         if manifest.store_id.is_empty() {
             return Ok(SegmentReport::default());
@@ -335,9 +373,17 @@ impl Store {
             .filter(|g| !covered.contains(g))
             .collect();
         uncovered.sort_unstable();
+        let deferring = defer.is_some_and(|d| {
+            uncovered.len() <= d.generations
+                && uncovered.iter().filter_map(|g| sizes.get(g)).sum::<u64>() <= d.bytes
+        });
+        if deferring {
+            report.deferred = uncovered.len();
+            uncovered.clear();
+        }
         // Rebuilt alone: segments whose generations are mostly gone.
         let dead: Vec<usize> = (0..kept.len())
-            .filter(|&i| (kept[i].2.len() as u64) * 2 < kept[i].0.generations)
+            .filter(|&i| !deferring && (kept[i].2.len() as u64) * 2 < kept[i].0.generations)
             .collect();
         // Merged into one: the MERGE_FACTOR smallest segments of the lowest
         // tier that has that many, when the result stays under
@@ -350,7 +396,7 @@ impl Store {
             }
         }
         let mut merge: Vec<usize> = Vec::new();
-        for members in tiers.values_mut() {
+        for members in tiers.values_mut().filter(|_| !deferring) {
             if members.len() < MERGE_FACTOR {
                 continue;
             }
