@@ -249,13 +249,17 @@ impl Indexer {
     }
 
     /// The deferral the next maintenance pass may use: a long-lived
-    /// indexer's, while the current window is open.
+    /// indexer's, [`crate::store::segments::Deferral::CLOSED`] once the
+    /// current window is over; `None` for a one-shot indexer.
     fn segment_deferral(&self) -> Option<crate::store::segments::Deferral> {
+        use crate::store::segments::Deferral;
         let live = self.live.get()?;
-        let since = *lock(&live.deferred_since);
-        since
-            .is_none_or(|t| t.elapsed() < DEFER_WINDOW)
-            .then(crate::store::segments::Deferral::default)
+        let open = lock(&live.deferred_since).is_none_or(|t| t.elapsed() < DEFER_WINDOW);
+        Some(if open {
+            Deferral::default()
+        } else {
+            Deferral::CLOSED
+        })
     }
 
     /// After a maintenance pass: opens the window when it deferred, closes
@@ -286,7 +290,8 @@ impl Indexer {
         let Some(live) = self.live.get() else { return };
         live.checkpoints.flush(&self.store, Duration::ZERO);
         if lock(&live.deferred_since).is_some() {
-            if let Ok(r) = self.store.maintain_segments(Vec::new()) {
+            let closed = Some(crate::store::segments::Deferral::CLOSED);
+            if let Ok(r) = self.store.maintain_segments_deferring(Vec::new(), closed) {
                 self.note_deferred(r.deferred);
             }
         }
@@ -299,7 +304,8 @@ impl Indexer {
         let Some(live) = self.live.get() else { return };
         let due = lock(&live.deferred_since).is_some_and(|t| t.elapsed() >= DEFER_WINDOW);
         if due {
-            if let Ok(r) = self.store.maintain_segments(Vec::new()) {
+            let closed = Some(crate::store::segments::Deferral::CLOSED);
+            if let Ok(r) = self.store.maintain_segments_deferring(Vec::new(), closed) {
                 self.note_deferred(r.deferred);
             }
         }

@@ -85,13 +85,25 @@ pub struct SegmentReport {
 /// appends of a window): while they are at most this many and this large.
 /// A deferring pass writes no segment file at all — no new segment, no
 /// merge, no rebuild — it only drops from the list segments that no longer
-/// hold a live generation or do not open.
+/// hold a live generation or do not open. A pass given a deferral (even
+/// [`Deferral::CLOSED`]) also writes no `.grams` sidecar for the
+/// generations it indexes: the long-lived indexer that defers never wrote
+/// them (its live shards' filters are in its arena) and a segment now
+/// covers them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Deferral {
     /// Uncovered generations at most.
     pub generations: usize,
     /// Their source bytes at most.
     pub bytes: u64,
+}
+
+impl Deferral {
+    /// Defers nothing: the pass that closes a window.
+    pub const CLOSED: Deferral = Deferral {
+        generations: 0,
+        bytes: 0,
+    };
 }
 
 impl Default for Deferral {
@@ -374,7 +386,8 @@ impl Store {
             .collect();
         uncovered.sort_unstable();
         let deferring = defer.is_some_and(|d| {
-            uncovered.len() <= d.generations
+            !uncovered.is_empty()
+                && uncovered.len() <= d.generations
                 && uncovered.iter().filter_map(|g| sizes.get(g)).sum::<u64>() <= d.bytes
         });
         if deferring {
@@ -451,7 +464,7 @@ impl Store {
         // New generations: segments of at most CHUNK_BYTES of source.
         let fresh: Vec<String> = uncovered.iter().map(|g| g.to_string()).collect();
         for g in chunks(&fresh, &sizes) {
-            if let Some((r, n)) = self.build_segment(g, &sizes)? {
+            if let Some((r, n)) = self.build_segment(g, &sizes, defer.is_none())? {
                 report.written += 1;
                 report.bytes_written += n;
                 next.push(r);
@@ -479,11 +492,13 @@ impl Store {
     }
 
     /// Builds and writes one segment over `gens` (skipping generations that
-    /// cannot be read: they stay uncovered and are scanned).
+    /// cannot be read: they stay uncovered and are scanned), restoring
+    /// their lost `.grams` sidecars when `sidecars`.
     fn build_segment(
         &self,
         gens: &[String],
         sizes: &HashMap<&str, u64>,
+        sidecars: bool,
     ) -> Result<Option<(SegmentRef, u64)>, StoreError> {
         let mut draft = SegmentDraft::default();
         for g in gens {
@@ -498,7 +513,8 @@ impl Store {
             };
             // The indexer, not a reader, repairs a lost or outdated filter
             // sidecar (a pure function of the shard).
-            if generations::read_grams(self.generations_dir(), g)
+            if sidecars
+                && generations::read_grams(self.generations_dir(), g)
                 .and_then(|b| recall_core::ShardGrams::from_bytes(&b))
                 .is_none()
             {
