@@ -85,7 +85,12 @@ fn files_of(dir: &Path) -> BTreeMap<String, (u64, u64)> {
             if m.is_dir() {
                 todo.push(e.path());
             } else {
-                let rel = e.path().strip_prefix(dir).expect("inside").display().to_string();
+                let rel = e
+                    .path()
+                    .strip_prefix(dir)
+                    .expect("inside")
+                    .display()
+                    .to_string();
                 out.insert(rel, (m.ino(), m.len()));
             }
         }
@@ -145,9 +150,12 @@ fn checkpoint_files(store: &Store) -> Vec<PathBuf> {
 fn stored_and_full(store: &Store, home: &Path) -> (Value, Value) {
     let m = store.current().expect("manifest");
     let e = &m.sessions[&session_key(1)];
-    let shard: Shard =
-        serde_json::from_slice(&store.generation_bytes(&e.generation_file).expect("generation"))
-            .expect("shard");
+    let shard: Shard = serde_json::from_slice(
+        &store
+            .generation_bytes(&e.generation_file)
+            .expect("generation"),
+    )
+    .expect("shard");
     let full = extract::discover(&Roots::resolve(home, |_| None))
         .iter()
         .filter_map(|u| extract::extract(u).ok().flatten())
@@ -167,7 +175,10 @@ fn a_live_append_writes_only_its_generation_and_the_bookkeeping() {
     let arena = Arc::new(Arena::default());
     let ix = live_indexer(&store, &home, &arena);
     ix.sweep().expect("backfill");
-    assert!(uncovered(&home).is_empty(), "the backfill is indexed at once");
+    assert!(
+        uncovered(&home).is_empty(),
+        "the backfill is indexed at once"
+    );
     let dir = store.dir().to_path_buf();
 
     // Two appends to two sessions, one sweep each, as an agent would.
@@ -183,23 +194,46 @@ fn a_live_append_writes_only_its_generation_and_the_bookkeeping() {
         for k in ["grams", "segment", "checkpoint"] {
             assert!(!w.contains_key(k), "a live append wrote a {k}: {w:?}");
         }
-        let besides: u64 = w.iter().filter(|(k, _)| **k != "generation").map(|(_, v)| v).sum();
-        assert!(besides < 16 << 10, "{besides} B besides the generation: {w:?}");
+        let besides: u64 = w
+            .iter()
+            .filter(|(k, _)| **k != "generation")
+            .map(|(_, v)| v)
+            .sum();
+        assert!(
+            besides < 16 << 10,
+            "{besides} B besides the generation: {w:?}"
+        );
         for (k, v) in w {
             *total.entry(k).or_default() += v;
         }
     }
-    assert_eq!(uncovered(&home).len(), 2, "both appends wait for the window's segment");
+    assert_eq!(
+        uncovered(&home).len(),
+        2,
+        "both appends wait for the window's segment"
+    );
     assert_eq!(ix.live_pending(), (true, 2));
 
     // No false negative meanwhile: the deferred sessions are scanned, from
     // the arena or (another process, a fresh arena) from their generation
     // without any sidecar.
     let fresh = Arc::new(Arena::default());
-    for (q, expect) in [("liveword0", 1), ("liveword1", 1), ("liveword0 liveword1", 0)] {
+    for (q, expect) in [
+        ("liveword0", 1),
+        ("liveword1", 1),
+        ("liveword0 liveword1", 0),
+    ] {
         for sort in ["newest", "relevance"] {
-            assert_eq!(search(&store, &arena, q, sort).sessions.len(), expect, "{q} {sort}");
-            assert_eq!(search(&store, &fresh, q, sort).sessions.len(), expect, "{q} {sort}");
+            assert_eq!(
+                search(&store, &arena, q, sort).sessions.len(),
+                expect,
+                "{q} {sort}"
+            );
+            assert_eq!(
+                search(&store, &fresh, q, sort).sessions.len(),
+                expect,
+                "{q} {sort}"
+            );
         }
     }
     let probes = ["liveword0", "one more line", "message", "pi", "line"];
@@ -216,7 +250,10 @@ fn a_live_append_writes_only_its_generation_and_the_bookkeeping() {
     eprintln!("the window's flush: {w:?} (after {total:?})");
     assert!(uncovered(&home).is_empty(), "the flush indexes the window");
     assert!(w.contains_key("checkpoint"), "{w:?}");
-    assert!(!w.contains_key("grams"), "a covered generation needs no sidecar: {w:?}");
+    assert!(
+        !w.contains_key("grams"),
+        "a covered generation needs no sidecar: {w:?}"
+    );
     assert_eq!(checkpoint_files(&store).len(), 2);
     assert_eq!(ix.live_pending(), (false, 0));
     let covered: Vec<Vec<String>> = probes
@@ -255,13 +292,19 @@ fn checkpoints_held_in_memory_resume_and_losing_them_costs_only_speed() {
     let ix = live_indexer(&store, &home, &arena);
     append(&path, 1, 10, "fourth appended line");
     let r = ix.sweep().expect("sweep");
-    assert_eq!(r.resumed, 1, "the older checkpoint on disk still resumes: {r:?}");
+    assert_eq!(
+        r.resumed, 1,
+        "the older checkpoint on disk still resumes: {r:?}"
+    );
     let (stored, full) = stored_and_full(&store, &home);
     assert_eq!(stored, full);
     // Dropping the indexer writes out what it held.
     let before = fs::read(&checkpoint_files(&store)[0]).expect("checkpoint");
     drop(ix);
-    assert_ne!(fs::read(&checkpoint_files(&store)[0]).expect("checkpoint"), before);
+    assert_ne!(
+        fs::read(&checkpoint_files(&store)[0]).expect("checkpoint"),
+        before
+    );
 
     // Without any checkpoint the unit is read whole: exact too.
     for p in checkpoint_files(&store) {

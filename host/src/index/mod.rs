@@ -284,15 +284,19 @@ impl Indexer {
         }
     }
 
-    /// Writes out what a long-lived indexer holds: every checkpoint not yet
-    /// on disk, and a segment over the deferred generations.
+    /// Writes out what a long-lived indexer holds (on shutdown): every
+    /// checkpoint not yet on disk, and — unless a sweep is running — a
+    /// segment over the deferred generations (left undone, they are only
+    /// scanned until the next indexer's maintenance covers them).
     pub fn flush_live(&self) {
         let Some(live) = self.live.get() else { return };
         live.checkpoints.flush(&self.store, Duration::ZERO);
         if lock(&live.deferred_since).is_some() {
-            let closed = Some(crate::store::segments::Deferral::CLOSED);
-            if let Ok(r) = self.store.maintain_segments_deferring(Vec::new(), closed) {
-                self.note_deferred(r.deferred);
+            if let Ok(_guard) = self.sweeping.try_lock() {
+                let closed = Some(crate::store::segments::Deferral::CLOSED);
+                if let Ok(r) = self.store.maintain_segments_deferring(Vec::new(), closed) {
+                    self.note_deferred(r.deferred);
+                }
             }
         }
     }

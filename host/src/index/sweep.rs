@@ -604,8 +604,12 @@ impl Units<'_> {
             }
         };
         match r.checkpoint {
-            Some(cp) if self.live(w) => resume::save(store, self.checkpoints, &w.src.unit, cp, &files),
-            _ if had_from || w.kind == Kind::Rewritten => resume::forget(store, self.checkpoints, &w.src.unit),
+            Some(cp) if self.live(w) => {
+                resume::save(store, self.checkpoints, &w.src.unit, cp, &files)
+            }
+            _ if had_from || w.kind == Kind::Rewritten => {
+                resume::forget(store, self.checkpoints, &w.src.unit)
+            }
             _ => {}
         }
         if let Some(x) = &r.extracted {

@@ -515,8 +515,8 @@ impl Store {
             // sidecar (a pure function of the shard).
             if sidecars
                 && generations::read_grams(self.generations_dir(), g)
-                .and_then(|b| recall_core::ShardGrams::from_bytes(&b))
-                .is_none()
+                    .and_then(|b| recall_core::ShardGrams::from_bytes(&b))
+                    .is_none()
             {
                 let _ =
                     generations::write_grams(self.generations_dir(), g, &shard.grams.to_bytes());
