@@ -199,3 +199,77 @@ pub fn forget(store: &Store, live: Option<&LiveCheckpoints>, unit: &str) {
     }
     checkpoints::remove(store.dir(), unit);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::extract::{self, Roots};
+
+    /// A real checkpoint (of a fixture transcript) and its store.
+    fn setup(tag: &str) -> (std::path::PathBuf, Store, Checkpoint) {
+        let home =
+            std::env::temp_dir().join(format!("recall-live-cp-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&home);
+        let dir = home.join(".pi/agent/sessions/--home-u-code--");
+        std::fs::create_dir_all(&dir).unwrap();
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/store_support/fixtures/pi-alpha.jsonl");
+        std::fs::copy(fixture, dir.join("pi-alpha.jsonl")).unwrap();
+        let units = extract::discover(&Roots::resolve(&home, |_| None));
+        let unit = &units[0];
+        let ends: Vec<u64> = unit
+            .files
+            .iter()
+            .map(|f| std::fs::metadata(f).unwrap().len())
+            .collect();
+        let cp = extract::extract_resumable(unit, &ends, None)
+            .unwrap()
+            .checkpoint
+            .unwrap();
+        let store = Store::open(&home.join("store")).unwrap();
+        (home, store, cp)
+    }
+
+    fn costing(cp: &Checkpoint, bytes: u64) -> Checkpoint {
+        let mut cp = cp.clone();
+        cp.files[0].offset = bytes;
+        cp
+    }
+
+    #[test]
+    fn held_checkpoints_are_written_when_evicted_idle_or_flushed() {
+        let (home, store, cp) = setup("cap");
+        let live = LiveCheckpoints::default();
+        let third = MEMORY_SOURCE_BYTES / 3 + 1;
+        for u in ["a", "b"] {
+            save(&store, Some(&live), u, costing(&cp, third), &[]);
+        }
+        assert_eq!(live.counts(), (2, 2));
+        assert!(
+            checkpoints::read(store.dir(), "a").is_none(),
+            "held in memory"
+        );
+        // A third one passes the cap: the least recently saved goes to disk.
+        save(&store, Some(&live), "c", costing(&cp, third), &[]);
+        assert_eq!(live.counts(), (2, 2));
+        assert!(
+            checkpoints::read(store.dir(), "a").is_some(),
+            "evicted to disk"
+        );
+        assert!(checkpoints::read(store.dir(), "b").is_none());
+        // Not idle yet: nothing written; a shutdown flush writes the rest.
+        assert_eq!(live.flush(&store, IDLE_FLUSH), 0);
+        assert_eq!(live.flush(&store, Duration::ZERO), 2);
+        assert_eq!(live.counts(), (2, 0));
+        for u in ["b", "c"] {
+            assert!(checkpoints::read(store.dir(), u).is_some(), "{u}");
+        }
+        // Taken by a load (unusable here: saved without cursors), forgotten
+        // from memory and disk alike.
+        assert!(load(&store, Some(&live), "b").is_none());
+        forget(&store, Some(&live), "c");
+        assert_eq!(live.counts(), (0, 0));
+        assert!(checkpoints::read(store.dir(), "c").is_none());
+        let _ = std::fs::remove_dir_all(home);
+    }
+}
