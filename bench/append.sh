@@ -43,7 +43,11 @@ mid_rel=${pis[$(( ${#pis[@]} / 2 ))]}
 # bytes copied) whose two appended files are real copies.
 if [ "$HOME_DIR" != "$WORK/g/home" ]; then
   rm -rf "$WORK/copy"
-  cp -al "$HOME_DIR" "$WORK/copy"
+  mkdir -p "$WORK/copy"
+  # (not a store someone keeps inside that home: it changes under cp)
+  for e in "$HOME_DIR"/.[!.]* "$HOME_DIR"/*; do
+    [ -e "$e" ] && [ "$(basename "$e")" != .recall ] && cp -al "$e" "$WORK/copy/"
+  done
   for f in "$mid_rel" "$big_rel"; do
     cp --remove-destination "$HOME_DIR/$f" "$WORK/copy/$f"
   done
