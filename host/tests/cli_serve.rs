@@ -95,3 +95,31 @@ fn an_empty_machine_gets_the_demo_home_unless_no_demo() {
         "--no-demo serves the empty index: {list:?}"
     );
 }
+
+/// A service manager stops the daemon with SIGTERM: it shuts down as on
+/// Ctrl-C (exit 0, after writing out what it holds in memory), not killed
+/// by the signal.
+#[test]
+fn sigterm_stops_the_daemon_cleanly() {
+    let home = store_support::temp_dir("serve-term");
+    let tmp = store_support::temp_dir("serve-term-tmp");
+    let (mut child, addr) = serve(&home, &tmp, &["--no-demo"]);
+    let _ = sessions(addr);
+    let term = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("run kill");
+    assert!(term.success(), "kill -TERM");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break s;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("recall serve did not stop on SIGTERM");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert!(status.success(), "a SIGTERM stop exits 0: {status:?}");
+}

@@ -179,6 +179,7 @@ pub fn serve_home(
         );
     }
     let indexer = Arc::new(Indexer::new(store.clone(), opts));
+    let live = indexer.clone();
     let catalog = StoreCatalog::new(
         store.clone(),
         Arc::new(Arena::new(a.arena_mib.max(1) << 20)),
@@ -235,6 +236,8 @@ pub fn serve_home(
         None => None,
     };
     server.wait();
+    // What the indexer kept in memory (live checkpoints) goes to disk.
+    live.flush_live();
     Ok(Found::Yes)
 }
 

@@ -84,6 +84,9 @@ impl IndexerHandle {
                 .on_live_shard(crate::index::ShardHook::new(move |name, shard| {
                     arena.insert(name, shard)
                 }));
+            // A live append then writes only its generation and the
+            // catalog's bookkeeping (checkpoint and segment come later).
+            self.indexer.keep_live_in_memory();
         }
         self
     }

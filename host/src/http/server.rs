@@ -43,7 +43,9 @@ pub struct ServeOptions {
     pub sweep_every: Duration,
     /// Query-time refresh threshold.
     pub refresh_after: Duration,
-    /// Stop on Ctrl-C (the CLI); tests stop the server with [`Server::stop`].
+    /// Stop on Ctrl-C or SIGTERM (the CLI: a service manager stops it with
+    /// SIGTERM, and what the daemon holds in memory is written out either
+    /// way); tests stop the server with [`Server::stop`].
     pub stop_on_ctrl_c: bool,
     /// Connection cap and timeouts.
     pub conn: ConnLimits,
@@ -254,6 +256,7 @@ impl Server {
                             tokio::select! {
                                 _ = stop_rx => {}
                                 _ = tokio::signal::ctrl_c() => {}
+                                _ = terminated() => {}
                             }
                         } else {
                             let _ = stop_rx.await;
@@ -364,4 +367,17 @@ fn indexer_loop(indexer: &IndexerHandle, every: Duration, stop: mpsc::Receiver<(
             }
         }
     }
+}
+
+/// Resolves when the process gets SIGTERM (never where there is no such
+/// signal, or it cannot be listened for).
+async fn terminated() {
+    #[cfg(unix)]
+    if let Ok(mut term) =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+    {
+        term.recv().await;
+        return;
+    }
+    std::future::pending::<()>().await
 }

@@ -198,7 +198,25 @@ pub struct Indexer {
     /// [`Indexer::backfilled`], asked on every search, reads the ledger only
     /// until then.
     backfilled_store: Mutex<Option<String>>,
+    /// A long-lived indexer's live state ([`Indexer::keep_live_in_memory`]).
+    live: std::sync::OnceLock<Live>,
 }
+
+/// What a long-lived indexer keeps in memory instead of writing at every
+/// live append: the live units' extraction checkpoints, and the segment
+/// of the sessions changed in the current window.
+#[derive(Debug, Default)]
+struct Live {
+    checkpoints: resume::LiveCheckpoints,
+    /// Since when generations are left uncovered ([`DEFER_WINDOW`]).
+    deferred_since: Mutex<Option<std::time::Instant>>,
+}
+
+/// How long a long-lived indexer leaves the generations of live appends
+/// out of the index segments (they are scanned through their filters, their
+/// shards in the arena): one segment then covers every session changed in
+/// the window.
+pub const DEFER_WINDOW: Duration = Duration::from_secs(30);
 
 impl Indexer {
     /// An indexer over `store`.
@@ -215,7 +233,93 @@ impl Indexer {
             history_days: std::sync::atomic::AtomicU32::new(opts.retention_days),
             backfilled_store: Mutex::new(None),
             opts,
+            live: std::sync::OnceLock::new(),
         }
+    }
+
+    /// For a long-lived indexer (`recall serve`, which hands live shards to
+    /// its arena with [`Indexer::on_live_shard`]): a live append keeps its
+    /// unit's extraction checkpoint in memory (written out lazily, see
+    /// `resume`), writes no `.grams` sidecar for its generation and no
+    /// segment — the generations of the sessions changed within
+    /// [`DEFER_WINDOW`] are indexed together by the first sweep or
+    /// [`Indexer::tick`] after it (sooner when more than
+    /// [`crate::store::segments::Deferral`] allows accumulate).
+    pub fn keep_live_in_memory(&self) {
+        let _ = self.live.set(Live::default());
+    }
+
+    /// Live checkpoints (`None` for a one-shot indexer).
+    fn live_checkpoints(&self) -> Option<&resume::LiveCheckpoints> {
+        self.live.get().map(|l| &l.checkpoints)
+    }
+
+    /// The deferral the next maintenance pass may use: a long-lived
+    /// indexer's, [`crate::store::segments::Deferral::CLOSED`] once the
+    /// current window is over; `None` for a one-shot indexer.
+    fn segment_deferral(&self) -> Option<crate::store::segments::Deferral> {
+        use crate::store::segments::Deferral;
+        let live = self.live.get()?;
+        let open = lock(&live.deferred_since).is_none_or(|t| t.elapsed() < DEFER_WINDOW);
+        Some(if open {
+            Deferral::default()
+        } else {
+            Deferral::CLOSED
+        })
+    }
+
+    /// After a maintenance pass: opens the window when it deferred, closes
+    /// it when it covered everything.
+    fn note_deferred(&self, deferred: usize) {
+        if let Some(live) = self.live.get() {
+            let mut since = lock(&live.deferred_since);
+            match (deferred, *since) {
+                (0, _) => *since = None,
+                (_, None) => *since = Some(std::time::Instant::now()),
+                _ => {}
+            }
+        }
+    }
+
+    /// (sessions whose generation a long-lived indexer has deferred
+    /// indexing, checkpoints held in memory not yet written).
+    pub fn live_pending(&self) -> (bool, usize) {
+        match self.live.get() {
+            Some(l) => (lock(&l.deferred_since).is_some(), l.checkpoints.counts().1),
+            None => (false, 0),
+        }
+    }
+
+    /// Writes out what a long-lived indexer holds (on shutdown): every
+    /// checkpoint not yet on disk, and — unless a sweep is running — a
+    /// segment over the deferred generations (left undone, they are only
+    /// scanned until the next indexer's maintenance covers them).
+    pub fn flush_live(&self) {
+        let Some(live) = self.live.get() else { return };
+        live.checkpoints.flush(&self.store, Duration::ZERO);
+        if lock(&live.deferred_since).is_some() {
+            if let Ok(_guard) = self.sweeping.try_lock() {
+                let closed = Some(crate::store::segments::Deferral::CLOSED);
+                if let Ok(r) = self.store.maintain_segments_deferring(Vec::new(), closed) {
+                    self.note_deferred(r.deferred);
+                }
+            }
+        }
+    }
+
+    /// The periodic part of a long-lived indexer's laziness: the window's
+    /// segment once [`DEFER_WINDOW`] passed, checkpoints idle for
+    /// [`resume::IDLE_FLUSH`]. Called with the sweep lock held.
+    fn settle_live(&self) {
+        let Some(live) = self.live.get() else { return };
+        let due = lock(&live.deferred_since).is_some_and(|t| t.elapsed() >= DEFER_WINDOW);
+        if due {
+            let closed = Some(crate::store::segments::Deferral::CLOSED);
+            if let Ok(r) = self.store.maintain_segments_deferring(Vec::new(), closed) {
+                self.note_deferred(r.deferred);
+            }
+        }
+        live.checkpoints.flush(&self.store, resume::IDLE_FLUSH);
     }
 
     /// Watches the roots for changes (the platform's file watch, see
@@ -420,13 +524,15 @@ impl Indexer {
         let last_full = self.last_full_ms.load(std::sync::atomic::Ordering::Relaxed);
         let age = crate::store::wall_ms().saturating_sub(last_full);
         let recent = last_full > 0 && age >= 0 && (age as u128) < full_every.as_millis();
-        if !self.backfilled() || !recent {
-            return Some(sweep::run(self));
-        }
-        if !self.sources_changed() {
-            return None;
-        }
-        Some(self.sweep_changes())
+        let r = if !self.backfilled() || !recent {
+            Some(sweep::run(self))
+        } else if !self.sources_changed() {
+            None
+        } else {
+            Some(self.sweep_changes())
+        };
+        self.settle_live();
+        r
     }
 
     /// What a sweep would read now, without reading it.
@@ -448,6 +554,14 @@ impl Indexer {
         plan.degraded_roots = found.degraded;
         plan.skipped_files = found.skipped_files;
         Ok(plan)
+    }
+}
+
+impl Drop for Indexer {
+    /// A long-lived indexer writes out what it held (a process that dies
+    /// without dropping it loses only speed).
+    fn drop(&mut self) {
+        self.flush_live();
     }
 }
 

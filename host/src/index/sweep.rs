@@ -234,6 +234,7 @@ fn execute(
         watermark,
         backfill: report.backfill,
         hook: ix.shard_hook(),
+        checkpoints: ix.live_checkpoints(),
         deadline: ix.opts.unit_deadline,
         fault: ix.opts.fault.clone(),
         file_fault: ix.opts.file_fault.clone(),
@@ -344,7 +345,9 @@ fn execute(
     if let Ok(Some((r, _))) = store.write_draft(rest) {
         built.push(r);
     }
-    let _ = store.maintain_segments(built);
+    if let Ok(r) = store.maintain_segments_deferring(built, ix.segment_deferral()) {
+        ix.note_deferred(r.deferred);
+    }
     if report.publishes > 0 {
         collect_garbage(ix);
     }
@@ -511,6 +514,10 @@ struct Units<'a> {
     backfill: bool,
     /// Receives the shards of live units.
     hook: Option<ShardHook>,
+    /// A long-lived indexer's in-memory checkpoints: with them, a live
+    /// unit's shard also gets no `.grams` sidecar and no segment draft
+    /// (its segment is deferred, see [`Indexer::keep_live_in_memory`]).
+    checkpoints: Option<&'a super::resume::LiveCheckpoints>,
     /// How long one unit's extraction may take.
     deadline: Duration,
     /// Tests' fault injection.
@@ -585,20 +592,24 @@ impl Units<'_> {
         // the next sweep's (as an append).
         let ends: Vec<u64> = files.iter().map(|c| c.offset).collect();
         let from = match w.kind {
-            Kind::Appended => resume::load(store, &w.src.unit),
+            Kind::Appended => resume::load(store, self.checkpoints, &w.src.unit),
             _ => None,
         };
         let had_from = from.is_some();
         let r = match self.extract_bounded(src, ends, from) {
             Ok(r) => r,
             Err(reason) => {
-                resume::forget(store, &w.src.unit);
+                resume::forget(store, self.checkpoints, &w.src.unit);
                 return failed(reason, files);
             }
         };
         match r.checkpoint {
-            Some(cp) if self.live(w) => resume::save(store, &w.src.unit, cp, &files),
-            _ if had_from || w.kind == Kind::Rewritten => resume::forget(store, &w.src.unit),
+            Some(cp) if self.live(w) => {
+                resume::save(store, self.checkpoints, &w.src.unit, cp, &files)
+            }
+            _ if had_from || w.kind == Kind::Rewritten => {
+                resume::forget(store, self.checkpoints, &w.src.unit)
+            }
             _ => {}
         }
         if let Some(x) = &r.extracted {
@@ -759,11 +770,16 @@ impl Units<'_> {
         }
         // The trigram filters let searches skip this shard without loading
         // it. Without them searches only load more: not a reason to fail.
+        // A long-lived indexer's live shard gets neither filters on disk nor
+        // a segment now: it goes to the arena (filters included) and its
+        // segment is deferred to the window's.
         let prepared = PreparedShard::new(shard);
-        let _ = self
-            .store
-            .write_grams(&entry.generation_file, &prepared.grams.to_bytes());
-        seg.add(self.store, &entry.generation_file, &prepared, entry.bytes);
+        if !(self.checkpoints.is_some() && self.live(w)) {
+            let _ = self
+                .store
+                .write_grams(&entry.generation_file, &prepared.grams.to_bytes());
+            seg.add(self.store, &entry.generation_file, &prepared, entry.bytes);
+        }
         if let Some(hook) = self.hook.as_ref().filter(|_| self.live(w)) {
             hook.call(&entry.generation_file, Arc::new(prepared));
         }

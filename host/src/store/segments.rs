@@ -75,6 +75,46 @@ pub struct SegmentReport {
     pub dropped: usize,
     /// Bytes written (segments and list).
     pub bytes_written: u64,
+    /// Live generations left uncovered on purpose ([`Deferral`]): scanned
+    /// through their filters until a later pass indexes them.
+    pub deferred: usize,
+}
+
+/// When a maintenance pass may leave the generations no segment covers
+/// unindexed (a long-lived indexer amortising one segment over the live
+/// appends of a window): while they are at most this many and this large.
+/// A deferring pass writes no segment file at all — no new segment, no
+/// merge, no rebuild — it only drops from the list segments that no longer
+/// hold a live generation or do not open. A pass given a deferral (even
+/// [`Deferral::CLOSED`]) also writes no `.grams` sidecar for the
+/// generations it indexes: the long-lived indexer that defers never wrote
+/// them (its live shards' filters are in its arena) and a segment now
+/// covers them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Deferral {
+    /// Uncovered generations at most.
+    pub generations: usize,
+    /// Their source bytes at most.
+    pub bytes: u64,
+}
+
+impl Deferral {
+    /// Defers nothing: the pass that closes a window.
+    pub const CLOSED: Deferral = Deferral {
+        generations: 0,
+        bytes: 0,
+    };
+}
+
+impl Default for Deferral {
+    /// 64 generations, [`CHUNK_BYTES`] of source: few enough that scanning
+    /// them through their filters costs a query next to nothing.
+    fn default() -> Deferral {
+        Deferral {
+            generations: 64,
+            bytes: CHUNK_BYTES,
+        }
+    }
 }
 
 /// A segment being built: by a sweep's worker from the shards it prepares
@@ -285,6 +325,16 @@ impl Store {
     /// segments that do not open, and publishes the new list. Nothing to do
     /// ⇒ nothing written.
     pub fn maintain_segments(&self, fresh: Vec<SegmentRef>) -> Result<SegmentReport, StoreError> {
+        self.maintain_segments_deferring(fresh, None)
+    }
+
+    /// [`Store::maintain_segments`], leaving the uncovered generations (and
+    /// every merge) for a later pass when they fit `defer`.
+    pub fn maintain_segments_deferring(
+        &self,
+        fresh: Vec<SegmentRef>,
+        defer: Option<Deferral>,
+    ) -> Result<SegmentReport, StoreError> {
         let manifest = self.current()?;
         if manifest.store_id.is_empty() {
             return Ok(SegmentReport::default());
@@ -335,9 +385,18 @@ impl Store {
             .filter(|g| !covered.contains(g))
             .collect();
         uncovered.sort_unstable();
+        let deferring = defer.is_some_and(|d| {
+            !uncovered.is_empty()
+                && uncovered.len() <= d.generations
+                && uncovered.iter().filter_map(|g| sizes.get(g)).sum::<u64>() <= d.bytes
+        });
+        if deferring {
+            report.deferred = uncovered.len();
+            uncovered.clear();
+        }
         // Rebuilt alone: segments whose generations are mostly gone.
         let dead: Vec<usize> = (0..kept.len())
-            .filter(|&i| (kept[i].2.len() as u64) * 2 < kept[i].0.generations)
+            .filter(|&i| !deferring && (kept[i].2.len() as u64) * 2 < kept[i].0.generations)
             .collect();
         // Merged into one: the MERGE_FACTOR smallest segments of the lowest
         // tier that has that many, when the result stays under
@@ -350,7 +409,7 @@ impl Store {
             }
         }
         let mut merge: Vec<usize> = Vec::new();
-        for members in tiers.values_mut() {
+        for members in tiers.values_mut().filter(|_| !deferring) {
             if members.len() < MERGE_FACTOR {
                 continue;
             }
@@ -405,7 +464,7 @@ impl Store {
         // New generations: segments of at most CHUNK_BYTES of source.
         let fresh: Vec<String> = uncovered.iter().map(|g| g.to_string()).collect();
         for g in chunks(&fresh, &sizes) {
-            if let Some((r, n)) = self.build_segment(g, &sizes)? {
+            if let Some((r, n)) = self.build_segment(g, &sizes, defer.is_none())? {
                 report.written += 1;
                 report.bytes_written += n;
                 next.push(r);
@@ -433,11 +492,13 @@ impl Store {
     }
 
     /// Builds and writes one segment over `gens` (skipping generations that
-    /// cannot be read: they stay uncovered and are scanned).
+    /// cannot be read: they stay uncovered and are scanned), restoring
+    /// their lost `.grams` sidecars when `sidecars`.
     fn build_segment(
         &self,
         gens: &[String],
         sizes: &HashMap<&str, u64>,
+        sidecars: bool,
     ) -> Result<Option<(SegmentRef, u64)>, StoreError> {
         let mut draft = SegmentDraft::default();
         for g in gens {
@@ -452,9 +513,10 @@ impl Store {
             };
             // The indexer, not a reader, repairs a lost or outdated filter
             // sidecar (a pure function of the shard).
-            if generations::read_grams(self.generations_dir(), g)
-                .and_then(|b| recall_core::ShardGrams::from_bytes(&b))
-                .is_none()
+            if sidecars
+                && generations::read_grams(self.generations_dir(), g)
+                    .and_then(|b| recall_core::ShardGrams::from_bytes(&b))
+                    .is_none()
             {
                 let _ =
                     generations::write_grams(self.generations_dir(), g, &shard.grams.to_bytes());
