@@ -373,8 +373,7 @@ fn indexer_loop(indexer: &IndexerHandle, every: Duration, stop: mpsc::Receiver<(
 /// signal, or it cannot be listened for).
 async fn terminated() {
     #[cfg(unix)]
-    if let Ok(mut term) =
-        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+    if let Ok(mut term) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
     {
         term.recv().await;
         return;

@@ -58,6 +58,9 @@ fn cached_as(
     r
 }
 
+/// Reads one file of a kind from the catalog (`None` = no such file).
+pub(super) type ReadFile = fn(&dyn ReadCatalog, &str) -> Result<Option<Vec<u8>>, StoreUnavailable>;
+
 /// One kind of immutable file the offline index downloads by its content
 /// name (`<hash16>.<ext>`): generations and segments.
 pub(super) struct Immutable {
@@ -72,7 +75,7 @@ pub(super) struct Immutable {
     /// Its `Content-Type`.
     pub content_type: &'static str,
     /// Reads it (`None` = no such file).
-    pub read: fn(&dyn ReadCatalog, &str) -> Result<Option<Vec<u8>>, StoreUnavailable>,
+    pub read: ReadFile,
 }
 
 /// Serves `file` of `kind`: local clients only (a generation holds its
