@@ -57,14 +57,8 @@ pub fn is_store_id(id: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
-/// `<hash16>.seg`.
-pub fn is_segment_name(name: &str) -> bool {
-    name.len() == 20
-        && name.ends_with(".seg")
-        && name[..16]
-            .bytes()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-}
+/// `<hash16>.seg`, as the store names segments.
+pub use crate::store::segments::is_segment_name;
 
 /// A generation file name.
 pub fn is_generation(name: &str) -> bool {

@@ -165,11 +165,14 @@ pub fn segment_name(bytes: &[u8]) -> String {
 
 /// Whether `name` is a segment file name (`<hash16>.seg`, lowercase hex).
 pub fn is_segment_name(name: &str) -> bool {
-    name.len() == 16 + 1 + EXT.len()
-        && name.ends_with(EXT)
-        && name[..16]
-            .bytes()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    name.strip_suffix(EXT)
+        .and_then(|stem| stem.strip_suffix('.'))
+        .is_some_and(|hash| {
+            hash.len() == 16
+                && hash
+                    .bytes()
+                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        })
 }
 
 /// Reads the live list; missing, unreadable or another store's ⇒ empty
@@ -615,6 +618,22 @@ fn chunks<'a>(gens: &'a [String], sizes: &HashMap<&str, u64>) -> Vec<&'a [String
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn segment_names_are_a_hash_dot_seg() {
+        assert!(is_segment_name("0123456789abcdef.seg"));
+        for bad in [
+            "0123456789abcdef/seg",
+            "0123456789abcdefxseg",
+            "0123456789ABCDEF.seg",
+            "0123456789abcde.seg",
+            "0123456789abcdef.seg.tmp",
+            "0123456789abcdef.json",
+            "",
+        ] {
+            assert!(!is_segment_name(bad), "{bad}");
+        }
+    }
 
     #[test]
     fn names_tiers_and_chunks() {
