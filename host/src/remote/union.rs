@@ -167,6 +167,221 @@ fn wanted(filter: &Option<Vec<String>>, host: &HostRef) -> bool {
         .is_none_or(|f| f.iter().any(|x| *x == host.id || *x == host.name))
 }
 
+/// 410 `cursor_expired`: a snapshot a cursor names is gone.
+fn expired() -> QueryError {
+    QueryError::new(
+        ErrorCode::CursorExpired,
+        "a host's catalog changed too much since this cursor; start again at page 1",
+    )
+}
+
+/// This host's part: its current manifest, or the snapshot a cursor names
+/// (`None` when the cursor did not include it or the filter leaves it out).
+fn local_part(
+    local: &StoreCatalog,
+    ident: &HostIdentity,
+    wants: Option<&Vec<Want>>,
+    opts: &TeamOptions,
+) -> Result<Option<Part>, QueryError> {
+    let unavailable_store =
+        |e: &dyn std::fmt::Display| QueryError::new(ErrorCode::StoreUnavailable, e.to_string());
+    let me = HostRef {
+        id: ident.id.clone(),
+        name: ident.name.clone(),
+    };
+    let local_want = wants.map(|w| w.iter().find(|w| w.id == ident.id).cloned());
+    let local_manifest = match local_want {
+        None => Some(local.store().current().map_err(|e| unavailable_store(&e))?),
+        Some(None) => None,
+        Some(Some(w)) => {
+            let cur = local.store().current().map_err(|e| unavailable_store(&e))?;
+            if cur.store_id == w.store_id && cur.revision == w.revision {
+                Some(cur)
+            } else {
+                Some(
+                    local
+                        .store()
+                        .snapshot(&w.store_id, w.revision)
+                        .ok_or_else(expired)?,
+                )
+            }
+        }
+    };
+    Ok(local_manifest
+        .filter(|_| wanted(&opts.hosts, &me))
+        .map(|m| Part {
+            host: me,
+            segments: local.store().live_segments(),
+            seg_names: Vec::new(),
+            manifest: m,
+            local: true,
+        }))
+}
+
+/// The other hosts to read: a cursor's, else the bucket's listing (a
+/// failing listing is one unavailable entry in `status`).
+fn remote_ids(
+    remote: &Remote,
+    cache: &Cache,
+    rt: &Handle,
+    ident: &HostIdentity,
+    wants: Option<&Vec<Want>>,
+    opts: &TeamOptions,
+    status: &mut Vec<HostCoverage>,
+) -> Vec<(String, Option<Want>)> {
+    if let Some(w) = wants {
+        return w
+            .iter()
+            .filter(|w| w.id != ident.id)
+            .map(|w| (w.id.clone(), Some(w.clone())))
+            .collect();
+    }
+    match rt.block_on(async { tokio::time::timeout(opts.deadline, cache.host_ids(remote)).await }) {
+        Ok(Ok(ids)) => {
+            if let Some(m) = cache.memo() {
+                m.keep_hosts(&ids);
+            }
+            ids.into_iter()
+                .filter(|i| *i != ident.id)
+                .map(|i| (i, None))
+                .collect()
+        }
+        Ok(Err(e)) => {
+            status.push(unavailable("", &remote.url, format!("unreachable: {e}")));
+            Vec::new()
+        }
+        Err(_) => {
+            status.push(unavailable(
+                "",
+                &remote.url,
+                "unreachable: deadline passed".into(),
+            ));
+            Vec::new()
+        }
+    }
+}
+
+/// Reads `ids` in parallel (the host bound, each within the deadline); a
+/// host that fails is an unavailable entry in `status`, a cursor snapshot
+/// that is gone expires the cursor.
+fn remote_parts(
+    remote: &Arc<Remote>,
+    cache: &Cache,
+    rt: &Handle,
+    ids: Vec<(String, Option<Want>)>,
+    opts: &TeamOptions,
+    status: &mut Vec<HostCoverage>,
+) -> Result<Vec<Part>, QueryError> {
+    let limit = Arc::new(Semaphore::new(opts.parallel.max(1)));
+    let deadline = opts.deadline;
+    let results = rt.block_on(async {
+        let mut tasks = tokio::task::JoinSet::new();
+        for (n, (id, want)) in ids.into_iter().enumerate() {
+            let (remote, cache, limit) = (remote.clone(), cache.clone(), limit.clone());
+            tasks.spawn(async move {
+                let _slot = limit.acquire_owned().await;
+                let r = tokio::time::timeout(deadline, read_host(remote, cache, id.clone(), want))
+                    .await
+                    .unwrap_or_else(|_| {
+                        Err((
+                            String::new(),
+                            Some(Failure::Unreachable("deadline passed".into())),
+                        ))
+                    });
+                (n, id, r)
+            });
+        }
+        let mut out = Vec::new();
+        while let Some(done) = tasks.join_next().await {
+            if let Ok(x) = done {
+                out.push(x);
+            }
+        }
+        out.sort_by_key(|x| x.0);
+        out
+    });
+    let mut parts = Vec::new();
+    for (_, id, r) in results {
+        if let (Ok(p), Some(m)) = (&r, cache.memo()) {
+            m.keep_segments(&id, &p.seg_names);
+        }
+        match r {
+            Ok(p) if wanted(&opts.hosts, &p.host) => parts.push(p),
+            Ok(_) => {}
+            Err((_, None)) => return Err(expired()),
+            Err((name, Some(f))) => {
+                let h = HostRef {
+                    id: id.clone(),
+                    name: name.clone(),
+                };
+                if name.is_empty() || wanted(&opts.hosts, &h) {
+                    status.push(unavailable(&id, &name, f.to_string()));
+                }
+            }
+        }
+    }
+    Ok(parts)
+}
+
+/// The union manifest of `parts` (sorted by host id: a key two hosts hold is
+/// the lower id's) with each key's owning part, and each part's coverage
+/// entry pushed to `status`. A cursor's union id and revision are kept, so
+/// its next page reads the same snapshots.
+fn union_manifest(
+    parts: &[Part],
+    from_cursor: Option<&(String, u64, Vec<Want>)>,
+    status: &mut Vec<HostCoverage>,
+) -> (Arc<Manifest>, HashMap<String, usize>) {
+    let mut sessions = BTreeMap::new();
+    let mut tombstones = BTreeMap::new();
+    let mut owner = HashMap::new();
+    let mut wants_now = Vec::new();
+    let (mut revision, mut parser_version, mut updated) = (0u64, 0u32, 0i64);
+    for (i, p) in parts.iter().enumerate() {
+        let m = &p.manifest;
+        let mut count = 0u64;
+        for (k, e) in &m.sessions {
+            if let std::collections::btree_map::Entry::Vacant(v) = sessions.entry(k.clone()) {
+                v.insert(e.clone());
+                owner.insert(k.clone(), i);
+                count += 1;
+            }
+        }
+        tombstones.extend(m.tombstones.iter().map(|(k, t)| (k.clone(), *t)));
+        revision += m.revision;
+        parser_version = parser_version.max(m.parser_version);
+        updated = updated.max(m.updated_at_ms);
+        wants_now.push(Want {
+            id: p.host.id.clone(),
+            store_id: m.store_id.clone(),
+            revision: m.revision,
+        });
+        status.push(HostCoverage {
+            id: p.host.id.clone(),
+            name: p.host.name.clone(),
+            state: "available".to_string(),
+            reason: None,
+            store_id: Some(m.store_id.clone()),
+            revision: Some(m.revision),
+            sessions: count,
+        });
+    }
+    let (store_id, revision) = match from_cursor {
+        Some((store, rev, _)) => (store.clone(), *rev),
+        None => (union_id(&wants_now), revision),
+    };
+    let manifest = Arc::new(Manifest {
+        schema: 1,
+        parser_version,
+        store_id,
+        revision,
+        updated_at_ms: updated,
+        sessions,
+        tombstones,
+    });
+    (manifest, owner)
+}
+
 /// Reads one remote host: at `want` (a cursor's snapshot) or its current
 /// catalog. `Err(None)` = the wanted snapshot is gone (the cursor expired).
 async fn read_host(
@@ -239,185 +454,19 @@ impl UnionCatalog {
         memo: Option<Arc<Memo>>,
     ) -> Result<UnionCatalog, QueryError> {
         let opened_at = Instant::now();
-        let expired = || {
-            QueryError::new(
-                ErrorCode::CursorExpired,
-                "a host's catalog changed too much since this cursor; start again at page 1",
-            )
-        };
-        let unavailable_store =
-            |e: &dyn std::fmt::Display| QueryError::new(ErrorCode::StoreUnavailable, e.to_string());
         let from_cursor = query.cursor.as_deref().and_then(cursor_union);
         let wants: Option<&Vec<Want>> = from_cursor.as_ref().map(|c| &c.2);
         let cache = Cache::new(local.store().dir()).with_memo(memo);
         let mut parts = Vec::new();
         let mut status = Vec::new();
-        // This host.
-        let me = HostRef {
-            id: ident.id.clone(),
-            name: ident.name.clone(),
-        };
-        let local_want = wants.map(|w| w.iter().find(|w| w.id == ident.id).cloned());
-        let local_manifest = match local_want {
-            None => Some(local.store().current().map_err(|e| unavailable_store(&e))?),
-            Some(None) => None,
-            Some(Some(w)) => {
-                let cur = local.store().current().map_err(|e| unavailable_store(&e))?;
-                if cur.store_id == w.store_id && cur.revision == w.revision {
-                    Some(cur)
-                } else {
-                    Some(
-                        local
-                            .store()
-                            .snapshot(&w.store_id, w.revision)
-                            .ok_or_else(expired)?,
-                    )
-                }
-            }
-        };
-        if let Some(m) = local_manifest.filter(|_| wanted(&opts.hosts, &me)) {
-            parts.push(Part {
-                host: me.clone(),
-                segments: local.store().live_segments(),
-                seg_names: Vec::new(),
-                manifest: m,
-                local: true,
-            });
-        }
-        // The other hosts.
+        parts.extend(local_part(&local, ident, wants, opts)?);
         if let Some(remote) = &remote {
-            let ids: Vec<(String, Option<Want>)> = match wants {
-                Some(w) => w
-                    .iter()
-                    .filter(|w| w.id != ident.id)
-                    .map(|w| (w.id.clone(), Some(w.clone())))
-                    .collect(),
-                None => match rt.block_on(async {
-                    tokio::time::timeout(opts.deadline, cache.host_ids(remote)).await
-                }) {
-                    Ok(Ok(ids)) => {
-                        if let Some(m) = cache.memo() {
-                            m.keep_hosts(&ids);
-                        }
-                        ids.into_iter()
-                            .filter(|i| *i != ident.id)
-                            .map(|i| (i, None))
-                            .collect()
-                    }
-                    Ok(Err(e)) => {
-                        status.push(unavailable("", &remote.url, format!("unreachable: {e}")));
-                        Vec::new()
-                    }
-                    Err(_) => {
-                        status.push(unavailable(
-                            "",
-                            &remote.url,
-                            "unreachable: deadline passed".into(),
-                        ));
-                        Vec::new()
-                    }
-                },
-            };
-            let limit = Arc::new(Semaphore::new(opts.parallel.max(1)));
-            let deadline = opts.deadline;
-            let results = rt.block_on(async {
-                let mut tasks = tokio::task::JoinSet::new();
-                for (n, (id, want)) in ids.into_iter().enumerate() {
-                    let (remote, cache, limit) = (remote.clone(), cache.clone(), limit.clone());
-                    tasks.spawn(async move {
-                        let _slot = limit.acquire_owned().await;
-                        let r = tokio::time::timeout(
-                            deadline,
-                            read_host(remote, cache, id.clone(), want),
-                        )
-                        .await
-                        .unwrap_or_else(|_| {
-                            Err((
-                                String::new(),
-                                Some(Failure::Unreachable("deadline passed".into())),
-                            ))
-                        });
-                        (n, id, r)
-                    });
-                }
-                let mut out = Vec::new();
-                while let Some(done) = tasks.join_next().await {
-                    if let Ok(x) = done {
-                        out.push(x);
-                    }
-                }
-                out.sort_by_key(|x| x.0);
-                out
-            });
-            for (_, id, r) in results {
-                if let (Ok(p), Some(m)) = (&r, cache.memo()) {
-                    m.keep_segments(&id, &p.seg_names);
-                }
-                match r {
-                    Ok(p) if wanted(&opts.hosts, &p.host) => parts.push(p),
-                    Ok(_) => {}
-                    Err((_, None)) => return Err(expired()),
-                    Err((name, Some(f))) => {
-                        let h = HostRef {
-                            id: id.clone(),
-                            name: name.clone(),
-                        };
-                        if name.is_empty() || wanted(&opts.hosts, &h) {
-                            status.push(unavailable(&id, &name, f.to_string()));
-                        }
-                    }
-                }
-            }
+            let ids = remote_ids(remote, &cache, &rt, ident, wants, opts, &mut status);
+            parts.extend(remote_parts(remote, &cache, &rt, ids, opts, &mut status)?);
         }
         parts.sort_by(|a, b| a.host.id.cmp(&b.host.id));
-        // The union manifest.
-        let mut sessions = BTreeMap::new();
-        let mut tombstones = BTreeMap::new();
-        let mut owner = HashMap::new();
-        let mut wants_now = Vec::new();
-        let (mut revision, mut parser_version, mut updated) = (0u64, 0u32, 0i64);
-        for (i, p) in parts.iter().enumerate() {
-            let m = &p.manifest;
-            for (k, e) in &m.sessions {
-                if let std::collections::btree_map::Entry::Vacant(v) = sessions.entry(k.clone()) {
-                    v.insert(e.clone());
-                    owner.insert(k.clone(), i);
-                }
-            }
-            tombstones.extend(m.tombstones.iter().map(|(k, t)| (k.clone(), *t)));
-            revision += m.revision;
-            parser_version = parser_version.max(m.parser_version);
-            updated = updated.max(m.updated_at_ms);
-            wants_now.push(Want {
-                id: p.host.id.clone(),
-                store_id: m.store_id.clone(),
-                revision: m.revision,
-            });
-            let count = owner.values().filter(|&&o| o == i).count() as u64;
-            status.push(HostCoverage {
-                id: p.host.id.clone(),
-                name: p.host.name.clone(),
-                state: "available".to_string(),
-                reason: None,
-                store_id: Some(m.store_id.clone()),
-                revision: Some(m.revision),
-                sessions: count,
-            });
-        }
+        let (manifest, owner) = union_manifest(&parts, from_cursor.as_ref(), &mut status);
         status.sort_by(|a, b| a.id.cmp(&b.id));
-        let (store_id, revision) = match &from_cursor {
-            Some((store, rev, _)) => (store.clone(), *rev),
-            None => (union_id(&wants_now), revision),
-        };
-        let manifest = Arc::new(Manifest {
-            schema: 1,
-            parser_version,
-            store_id,
-            revision,
-            updated_at_ms: updated,
-            sessions,
-            tombstones,
-        });
         let segs: Vec<Arc<Segment>> = parts
             .iter()
             .flat_map(|p| p.segments.iter().cloned())
