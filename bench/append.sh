@@ -20,6 +20,7 @@
 #       # copy whose two appended transcripts are real copies)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source "$root/bench/lib.sh" # settle_merges
 SIZE=${SIZE:-2G}
 SEED=${SEED:-7}
 WORK=${WORK:-/tmp/recall-append-bench}
@@ -66,13 +67,7 @@ backfill_s=$(python3 -c "import sys;print(round($(date +%s.%N)-$start,1))")
 sessions=$(python3 -c "import json;print(sum(m['live'] for m in json.load(open('$store/catalog.json'))['metas']))")
 # A backfill leaves merges behind (one merge per maintenance pass): work them
 # off first, so the rows below show what an append writes, not the backlog.
-settle=0
-for _ in $(seq 20); do
-  before=$(stat -c %Y.%i "$store/segments.json" 2>/dev/null || echo none)
-  run index --json > /dev/null
-  [ "$(stat -c %Y.%i "$store/segments.json" 2>/dev/null || echo none)" = "$before" ] && break
-  settle=$((settle + 1))
-done
+settle_merges "$store/segments.json" 20 run index --json
 
 snap() { # the store's files now → $WORK/snap.json
   python3 - "$store" "$WORK/snap.json" <<'PY'

@@ -34,6 +34,9 @@ rm -rf "$home/.recall"
 sync
 /usr/bin/time -v -o "$WORK/backfill.time" env "${HERMETIC[@]}" "$bin" --home "$home" --retention-days 0 index --json \
   > "$WORK/backfill.json"
+# The merges the backfill left behind, as a running daemon would do them.
+settle_merges "$home/.recall/index/v1/segments.json" 60 run index --json
+segments=$(python3 -c "import json;print(len(json.load(open('$home/.recall/index/v1/segments.json'))['segments']))")
 store_bytes=$(du -sb "$home/.recall" | cut -f1)
 
 # 2. The query set, drawn from truth (seeded, so every run asks the same).
@@ -225,10 +228,10 @@ PY
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 date_s=$(date -u +%Y-%m-%d)
 out="$root/bench/results/index-$SIZE-$date_s.md"
-python3 - "$WORK" "$SIZE" "$SEED" "$src_bytes" "$store_bytes" "$serve_rss" "$serve_hwm" "$serve_anon" "$serve_file" "$bin" "$load_before" \
+python3 - "$WORK" "$SIZE" "$SEED" "$src_bytes" "$store_bytes" "$serve_rss" "$serve_hwm" "$serve_anon" "$serve_file" "$bin" "$settle" "$segments" "$load_before" \
   "$load_after" "$ROUNDS" "$(git -C "$root" rev-parse --short HEAD)" > "$out" <<'PY'
 import json, os, re, subprocess, sys
-(work, size, seed, src, store, rss, hwm, anon, filed, binary, lb, la, rounds, commit) = sys.argv[1:]
+(work, size, seed, src, store, rss, hwm, anon, filed, binary, settle, segments, lb, la, rounds, commit) = sys.argv[1:]
 ld = lambda n: json.load(open(os.path.join(work, n)))
 fts, http, cli, rg = ld("fts5.json"), ld("recall-http.json"), ld("recall-cli.json"), ld("rg.json")
 fb, bf = ld("fts5-build.json"), ld("backfill.json")
@@ -248,7 +251,8 @@ print(f"`bash bench/index.sh` at {commit} (binary {binary}). Machine: {os.cpu_co
       "(the machine may be shared: wall times include waiting for a core).\n")
 print(f"Home: {int(src)/1e6:.0f} MB of transcripts, {bf.get('new_sessions')} sessions; {fb['records']:,} user/assistant "
       f"records, {fb['prose_bytes']/1e6:.0f} MB of prose (what FTS5 indexes). recall backfill: {bf['elapsed_ms']/1000:.1f} s "
-      f"({bf['bytes_read']/1e6/(bf['elapsed_ms']/1000):.0f} MB/s). Store: {int(store)/1e6:.0f} MB "
+      f"({bf['bytes_read']/1e6/(bf['elapsed_ms']/1000):.0f} MB/s), then {settle} `recall index` runs that merged what it left: "
+      f"{segments} live segments. Store: {int(store)/1e6:.0f} MB "
       f"(filter sidecars / index files: {idx_files/1e6:.1f} MB). FTS5 build: {fb['build_s']} s, "
       f"{os.path.getsize(os.path.join(work, 'fts5.db'))/1e6:.0f} MB.\n")
 print(f"Daemon RSS after the HTTP runs: {int(rss)//1024} MiB (peak {int(hwm)//1024} MiB): {int(anon)//1024} MiB "

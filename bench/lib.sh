@@ -66,3 +66,18 @@ with open(out, "w") as w:
         w.write(json.dumps(q, ensure_ascii=False) + "\n")
 PY
 }
+
+# settle_merges SEGMENTS_JSON MAX CMD…: a backfill leaves merges behind (one
+# merge per maintenance pass); runs CMD (an index) until the segment list
+# stops changing, at most MAX times. Sets `settle` to the runs that merged.
+settle_merges() {
+  local list=$1 max=$2 before
+  shift 2
+  settle=0
+  for _ in $(seq "$max"); do
+    before=$(stat -c %Y.%i "$list" 2>/dev/null || echo none)
+    "$@" > /dev/null
+    [ "$(stat -c %Y.%i "$list" 2>/dev/null || echo none)" = "$before" ] && break
+    settle=$((settle + 1))
+  done
+}

@@ -39,8 +39,11 @@ pub const EXT: &str = "seg";
 pub const CHUNK_BYTES: u64 = 32 << 20;
 /// Segments of one tier merged together once this many exist.
 pub const MERGE_FACTOR: usize = 4;
-/// Source bytes past which a segment is never merged again.
-pub const MAX_MERGED_BYTES: u64 = 256 << 20;
+/// Source bytes past which a segment is never merged again. Merges go
+/// 32 → 128 → 512 MiB of source (tiers of 4), so a 10 GB home settles at
+/// about 21 segments: a query probes every live segment, and at the earlier
+/// 256 MiB (segments of 128 MiB) it probed 71–84 (bench/results/index-10G).
+pub const MAX_MERGED_BYTES: u64 = 1 << 30;
 
 /// One live segment.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
