@@ -110,6 +110,29 @@ pub unsafe extern "C" fn recall_set_manifest(handle: u32, ptr: *const u8, len: u
     report(with_index(handle, |ix| ix.set_manifest(data)))
 }
 
+/// A named file's name (UTF-8) and bytes; `None` (the refusal recorded for
+/// `recall_last_error`) when the name is not UTF-8.
+///
+/// # Safety
+/// Both ranges must be readable memory of this module.
+unsafe fn named<'a>(
+    name_ptr: *const u8,
+    name_len: usize,
+    ptr: *const u8,
+    len: usize,
+    what: &str,
+) -> Option<(&'a str, &'a [u8])> {
+    // SAFETY: forwarded caller contract.
+    let (name, data) = unsafe { (bytes(name_ptr, name_len), bytes(ptr, len)) };
+    match std::str::from_utf8(name) {
+        Ok(name) => Some((name, data)),
+        Err(_) => {
+            LAST_ERROR.with(|e| *e.borrow_mut() = format!("{what} name is not UTF-8"));
+            None
+        }
+    }
+}
+
 /// Adds generation `name` (UTF-8 at `name_ptr`) with `len` bytes at `ptr`.
 ///
 /// # Safety
@@ -123,9 +146,7 @@ pub unsafe extern "C" fn recall_add_generation(
     len: usize,
 ) -> i32 {
     // SAFETY: forwarded caller contract.
-    let (name, data) = unsafe { (bytes(name_ptr, name_len), bytes(ptr, len)) };
-    let Ok(name) = std::str::from_utf8(name) else {
-        LAST_ERROR.with(|e| *e.borrow_mut() = "generation name is not UTF-8".to_string());
+    let Some((name, data)) = (unsafe { named(name_ptr, name_len, ptr, len, "generation") }) else {
         return 1;
     };
     report(with_index(handle, |ix| ix.add_generation(name, data)))
@@ -144,9 +165,7 @@ pub unsafe extern "C" fn recall_add_segment(
     len: usize,
 ) -> i32 {
     // SAFETY: forwarded caller contract.
-    let (name, data) = unsafe { (bytes(name_ptr, name_len), bytes(ptr, len)) };
-    let Ok(name) = std::str::from_utf8(name) else {
-        LAST_ERROR.with(|e| *e.borrow_mut() = "segment name is not UTF-8".to_string());
+    let Some((name, data)) = (unsafe { named(name_ptr, name_len, ptr, len, "segment") }) else {
         return 1;
     };
     report(with_index(handle, |ix| ix.add_segment(name, data)))
