@@ -115,6 +115,22 @@ struct Chunky<'a> {
     work: Cell<u64>,
 }
 
+impl<'a> Chunky<'a> {
+    /// A catalog over `index`'s shards (`bodies`) whose cache keeps shards of
+    /// at most `cache_limit` bytes, with nothing prepared yet.
+    fn new(index: &'a MemIndex, bodies: &'a HashMap<String, Vec<u8>>, cache_limit: u64) -> Self {
+        Chunky {
+            index,
+            bodies,
+            pending: RefCell::default(),
+            cache: RefCell::default(),
+            cache_limit,
+            big: RefCell::default(),
+            work: Cell::new(0),
+        }
+    }
+}
+
 impl Chunky<'_> {
     fn now_ms(&self) -> u64 {
         self.work.get() / BYTES_PER_MS
@@ -297,15 +313,7 @@ fn an_oversized_session_is_searched_alone_on_a_later_page() {
         .unwrap()
         .bytes;
     assert!(big > 40 * CHUNK as u64, "several deadlines' worth");
-    let catalog = Chunky {
-        index: &index,
-        bodies: &bodies,
-        pending: RefCell::default(),
-        cache: RefCell::default(),
-        cache_limit: u64::MAX,
-        big: RefCell::default(),
-        work: Cell::new(0),
-    };
+    let catalog = Chunky::new(&index, &bodies, u64::MAX);
     let budgets = Budgets {
         scan_ms: 4,
         fresh_bytes: 4 * CHUNK as u64,
@@ -324,15 +332,7 @@ fn an_oversized_session_is_searched_alone_on_a_later_page() {
     );
     // "tide" (nothing cached): `a` first, then the page stops before
     // `big`; `big` alone; then `c`.
-    let catalog = Chunky {
-        index: &index,
-        bodies: &bodies,
-        pending: RefCell::default(),
-        cache: RefCell::default(),
-        cache_limit: budgets.fresh_bytes,
-        big: RefCell::default(),
-        work: Cell::new(0),
-    };
+    let catalog = Chunky::new(&index, &bodies, budgets.fresh_bytes);
     let (shown, reasons) = page_through(&catalog, &Request::new("tide"), budgets);
     let ids: Vec<&str> = shown
         .iter()
@@ -375,15 +375,8 @@ proptest! {
             fresh_bytes: budget_chunks * CHUNK as u64,
             ..Budgets::default()
         };
-        let catalog = Chunky {
-            index: &index,
-            bodies: &bodies,
-            pending: RefCell::default(),
-            cache: RefCell::default(),
-            cache_limit: if cache { u64::MAX } else { budgets.fresh_bytes },
-            big: RefCell::default(),
-            work: Cell::new(0),
-        };
+        let cache_limit = if cache { u64::MAX } else { budgets.fresh_bytes };
+        let catalog = Chunky::new(&index, &bodies, cache_limit);
         let mut request = Request::new(q);
         request.limit = Some(limit.to_string());
         if relevance {
@@ -487,15 +480,7 @@ fn a_page_preparing_an_oversized_shard_shows_nothing_it_could_pass() {
         session("s0", 3_000, &texts(1, "wd0", 60)),
         session("s1", 2_000, &texts(300, "wd1", 0)),
     ]);
-    let catalog = Chunky {
-        index: &index,
-        bodies: &bodies,
-        pending: RefCell::default(),
-        cache: RefCell::default(),
-        cache_limit: u64::MAX,
-        big: RefCell::default(),
-        work: Cell::new(0),
-    };
+    let catalog = Chunky::new(&index, &bodies, u64::MAX);
     let budgets = Budgets {
         scan_ms: 4,
         fresh_bytes: 4 * CHUNK as u64,
