@@ -3,7 +3,12 @@
 //! tool). A gram's postings are the roaring bitmap of the shard ordinals
 //! whose lane holds it, followed by one byte per posting: the most windows
 //! equal to that gram any one record of the shard has (255 = saturated), so
-//! `relevance` can bound a shard's best score before loading it.
+//! `relevance` can bound a shard's best score before loading it, and — in
+//! the conversation lane — a 64-bit mask of the record classes holding it
+//! (record `i` of the lane is class `i % 64`). Terms are ANDed within one
+//! record, so a shard stays a candidate only if some class holds every
+//! probed gram of every term: words that meet only across records (or grams
+//! of one word scattered over records) no longer make a shard a candidate.
 //!
 //! A query intersects, per lane, the postings of each term's most selective
 //! grams; a term shorter than a gram constrains nothing (its lane is
@@ -12,8 +17,10 @@
 //! record's folded text, so the index never hides a match.
 //!
 //! Bytes (little-endian): magic, CRC-32 of everything after the header,
-//! the generation names (ordinal order), then per lane a sorted table of
-//! `(gram, offset, len)` and the postings blob. A segment is refused unless
+//! the generation names (ordinal order), then per lane its mask width (0 or
+//! 8 bytes per posting), a sorted table of `(gram, offset, len)` and the
+//! postings blob (per gram: the roaring bitmap, the occurrence bytes, the
+//! masks). A segment is refused unless
 //! its CRC, table order and offsets hold.
 
 use crate::plan::Lanes;
@@ -24,7 +31,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 /// First bytes of a segment.
-const MAGIC: &[u8; 8] = b"RCSEG\x00\x00\x01";
+const MAGIC: &[u8; 8] = b"RCSEG\x00\x00\x02";
 /// Magic + CRC-32 + reserved.
 const HEADER: usize = 16;
 /// Grams of a term whose postings are intersected (the smallest ones): a
@@ -33,6 +40,12 @@ const HEADER: usize = 16;
 const GRAMS_PER_TERM: usize = 8;
 /// A gram: three folded bytes.
 const N: usize = 3;
+/// Record classes of a lane's masks: record `i` is class `i % CLASSES`.
+pub const CLASSES: usize = 64;
+/// Mask bytes per posting, per lane: the conversation lane (what a default
+/// query reads) carries record-class masks; the tool lane, whose postings
+/// are twice as many and which only `scope=all` reads, does not.
+const MASK_BYTES: [usize; 2] = [8, 0];
 
 /// Why segment bytes were refused.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -60,6 +73,8 @@ fn gram(w: &[u8]) -> u32 {
 /// table, not sorting each record's windows, is what keeps a backfill fast.
 struct Scratch {
     table: Vec<[u8; 2]>,
+    /// Per gram: the record classes of the lane holding it.
+    masks: Vec<u64>,
     touched: Vec<u32>,
     record: Vec<u32>,
 }
@@ -74,15 +89,18 @@ impl Scratch {
     fn new() -> Scratch {
         Scratch {
             table: vec![[0; 2]; 1 << (8 * N)],
+            masks: vec![0; 1 << (8 * N)],
             touched: Vec::new(),
             record: Vec::new(),
         }
     }
 
     /// Per gram of `lane` (ascending), the most windows any one record of
-    /// it has equal to that gram (255 = saturated).
-    fn lane_grams(&mut self, lane: &Lane, mut emit: impl FnMut(u32, u8)) {
+    /// it has equal to that gram (255 = saturated) and the classes of the
+    /// records holding it.
+    fn lane_grams(&mut self, lane: &Lane, mut emit: impl FnMut(u32, u8, u64)) {
         for i in 0..lane.len() {
+            let class = 1u64 << (i % CLASSES);
             for w in lane.text(i).windows(N) {
                 let g = gram(w);
                 let e = &mut self.table[g as usize];
@@ -98,13 +116,14 @@ impl Scratch {
                 }
                 e[1] = e[1].max(e[0]);
                 e[0] = 0;
+                self.masks[g as usize] |= class;
             }
             self.record.clear();
         }
         self.touched.sort_unstable();
         for &g in &self.touched {
             let e = &mut self.table[g as usize];
-            emit(g, e[1]);
+            emit(g, e[1], std::mem::take(&mut self.masks[g as usize]));
             e[1] = 0;
         }
         self.touched.clear();
@@ -135,8 +154,41 @@ fn unpack(p: u64) -> (u32, u32, u8) {
     ((p >> 40) as u32, (p >> 8) as u32, p as u8)
 }
 
-/// A term's intersected postings with their occurrence bytes.
-type TermPostings<'s> = Vec<(RoaringBitmap, &'s [u8])>;
+/// One probed gram: its shard ordinals, occurrence bytes and masks (empty
+/// when its lane carries none).
+#[derive(Debug)]
+struct GramPostings<'s> {
+    bitmap: RoaringBitmap,
+    occ: &'s [u8],
+    masks: &'s [u8],
+}
+
+impl GramPostings<'_> {
+    /// The record classes of the `i`-th posting holding the gram (every
+    /// class when the lane has no masks).
+    fn mask(&self, i: usize) -> u64 {
+        self.masks.get(i * 8..i * 8 + 8).map_or(u64::MAX, |b| {
+            u64::from_le_bytes(b.try_into().unwrap_or([0xFF; 8]))
+        })
+    }
+}
+
+/// A term's intersected postings.
+type TermPostings<'s> = Vec<GramPostings<'s>>;
+
+/// Splits a gram's postings entry (roaring bitmap, one occurrence byte per
+/// posting, then `mask_bytes` per posting); `None` if it does not decode
+/// (never written so: the segment's checksum held).
+fn split_entry(entry: &[u8], mask_bytes: usize) -> Option<GramPostings<'_>> {
+    let mut rest = entry;
+    let bitmap = RoaringBitmap::deserialize_from(&mut rest).ok()?;
+    let n = usize::try_from(bitmap.len()).ok()?;
+    if rest.len() != n.checked_mul(1 + mask_bytes)? {
+        return None;
+    }
+    let (occ, masks) = rest.split_at(n);
+    Some(GramPostings { bitmap, occ, masks })
+}
 
 /// Builds a segment one shard at a time, so a host never holds more than one
 /// prepared shard besides the postings. Builders can also be combined
@@ -147,8 +199,9 @@ type TermPostings<'s> = Vec<(RoaringBitmap, &'s [u8])>;
 pub struct Builder {
     names: Vec<String>,
     seen: HashSet<String>,
-    /// Per lane: packed postings ([`pack`]), sorted at the end.
-    lanes: [Vec<u64>; 2],
+    /// Per lane: packed postings ([`pack`]) with their record-class masks
+    /// (0 in a lane without masks), sorted at the end.
+    lanes: [Vec<(u64, u64)>; 2],
     scratch: Option<Box<Scratch>>,
 }
 
@@ -164,7 +217,7 @@ impl Builder {
             .into_iter()
             .zip(self.lanes.iter_mut())
         {
-            scratch.lane_grams(lane, |g, c| postings.push(pack(g, ord, c)));
+            scratch.lane_grams(lane, |g, c, m| postings.push((pack(g, ord, c), m)));
         }
     }
 
@@ -182,10 +235,10 @@ impl Builder {
     pub fn append(&mut self, other: Builder) {
         let map: Vec<Option<u32>> = other.names.iter().map(|n| self.ordinal_for(n)).collect();
         for (mine, theirs) in self.lanes.iter_mut().zip(other.lanes) {
-            mine.extend(theirs.into_iter().filter_map(|p| {
+            mine.extend(theirs.into_iter().filter_map(|(p, m)| {
                 let (g, o, c) = unpack(p);
                 let n = map.get(o as usize).copied().flatten()?;
-                Some(pack(g, n, c))
+                Some((pack(g, n, c), m))
             }));
         }
     }
@@ -205,17 +258,15 @@ impl Builder {
             return;
         }
         for (lane, mine) in self.lanes.iter_mut().enumerate() {
+            let keep_masks = MASK_BYTES[lane] > 0;
             for (g, entry) in seg.entries(lane) {
-                let mut rest = entry;
-                let Ok(bitmap) = RoaringBitmap::deserialize_from(&mut rest) else {
+                let Some(p) = split_entry(entry, seg.lanes[lane].mask_bytes) else {
                     continue;
                 };
-                if rest.len() as u64 != bitmap.len() {
-                    continue;
-                }
-                for (o, &c) in bitmap.iter().zip(rest) {
+                for (i, (o, &c)) in p.bitmap.iter().zip(p.occ).enumerate() {
                     if let Some(n) = map.get(o as usize).copied().flatten() {
-                        mine.push(pack(g, n, c));
+                        let m = if keep_masks { p.mask(i) } else { 0 };
+                        mine.push((pack(g, n, c), m));
                     }
                 }
             }
@@ -242,24 +293,29 @@ impl Builder {
             put_u32(&mut out, name.len() as u32);
             out.extend_from_slice(name.as_bytes());
         }
-        let mut occ: Vec<u8> = Vec::new();
-        for mut postings in self.lanes {
-            postings.sort_unstable();
+        for (lane, mut postings) in self.lanes.into_iter().enumerate() {
+            // Packed values are unique (one per gram and shard).
+            postings.sort_unstable_by_key(|&(p, _)| p);
+            let mask_bytes = MASK_BYTES[lane];
             let mut table = Vec::new();
             let mut blob = Vec::new();
-            for run in postings.chunk_by(|a, b| a >> 40 == b >> 40) {
+            for run in postings.chunk_by(|a, b| a.0 >> 40 == b.0 >> 40) {
                 let start = blob.len();
-                let bitmap = RoaringBitmap::from_sorted_iter(run.iter().map(|&p| unpack(p).1))
+                let bitmap = RoaringBitmap::from_sorted_iter(run.iter().map(|&(p, _)| unpack(p).1))
                     .unwrap_or_default();
                 // Writing to a Vec cannot fail.
                 let _ = bitmap.serialize_into(&mut blob);
-                occ.clear();
-                occ.extend(run.iter().map(|&p| unpack(p).2));
-                blob.extend_from_slice(&occ);
-                put_u32(&mut table, unpack(run[0]).0);
+                blob.extend(run.iter().map(|&(p, _)| unpack(p).2));
+                if mask_bytes > 0 {
+                    for &(_, m) in run {
+                        blob.extend_from_slice(&m.to_le_bytes());
+                    }
+                }
+                put_u32(&mut table, unpack(run[0].0).0);
                 put_u32(&mut table, start as u32);
                 put_u32(&mut table, (blob.len() - start) as u32);
             }
+            put_u32(&mut out, mask_bytes as u32);
             put_u32(&mut out, (table.len() / 12) as u32);
             out.extend_from_slice(&table);
             put_u32(&mut out, blob.len() as u32);
@@ -302,6 +358,8 @@ impl<'a> Reader<'a> {
 /// Where one lane's table and blob sit in the bytes.
 #[derive(Clone, Debug)]
 struct LaneTable {
+    /// Mask bytes per posting (0 or 8).
+    mask_bytes: usize,
     table: usize,
     grams: usize,
     blob: usize,
@@ -363,6 +421,10 @@ impl Segment {
         }
         let mut lanes = Vec::with_capacity(2);
         for _ in 0..2 {
+            let mask_bytes = r.u32()? as usize;
+            if mask_bytes != 0 && mask_bytes != 8 {
+                return Err(SegmentError::Malformed("mask width"));
+            }
             let grams = r.u32()? as usize;
             let table = r.pos;
             let t = r.take(
@@ -392,6 +454,7 @@ impl Segment {
             }
             starts.resize((1 << (24 - PREFIX_SHIFT)) + 1, grams as u32);
             lanes.push(LaneTable {
+                mask_bytes,
                 table,
                 grams,
                 blob,
@@ -516,27 +579,72 @@ impl Segment {
             entries.truncate(GRAMS_PER_TERM);
             let mut postings = Vec::with_capacity(entries.len());
             for e in entries {
-                let mut rest = e;
-                let Ok(bitmap) = RoaringBitmap::deserialize_from(&mut rest) else {
+                let Some(p) = split_entry(e, self.lanes[lane].mask_bytes) else {
                     // Unreadable postings (never written so): the term
                     // constrains nothing and bounds nothing.
                     postings.clear();
                     break;
                 };
-                if rest.len() as u64 != bitmap.len() {
-                    postings.clear();
-                    break;
-                }
                 out.candidates = Some(match out.candidates.take() {
-                    None => bitmap.clone(),
-                    Some(c) => c & &bitmap,
+                    None => p.bitmap.clone(),
+                    Some(c) => c & &p.bitmap,
                 });
-                postings.push((bitmap, rest));
+                postings.push(p);
             }
             out.terms.push((!postings.is_empty()).then_some(postings));
         }
+        if self.lanes[lane].mask_bytes > 0 {
+            if let Some(c) = out.candidates.take() {
+                let grams: Vec<&GramPostings<'_>> = out.terms.iter().flatten().flatten().collect();
+                out.candidates = Some(same_class(c, &grams));
+            }
+        }
         out
     }
+}
+
+/// The candidates (each in every gram's postings) some record class holds
+/// every gram of: the AND of their masks is not empty. Each gram's postings
+/// are read by rank for a few candidates, or walked alongside them.
+fn same_class(candidates: RoaringBitmap, grams: &[&GramPostings<'_>]) -> RoaringBitmap {
+    // One gram cannot be refused: a shard in its postings has it in some
+    // record.
+    if grams.len() < 2 || candidates.is_empty() {
+        return candidates;
+    }
+    let mut ords: Vec<u32> = candidates.iter().collect();
+    let mut masks = vec![u64::MAX; ords.len()];
+    for g in grams {
+        if g.masks.is_empty() {
+            continue;
+        }
+        if ords.len() * 16 < g.bitmap.len() as usize {
+            for (o, m) in ords.iter().zip(masks.iter_mut()) {
+                // Every candidate is in every gram's postings.
+                if let Some(i) = g.bitmap.rank(*o).checked_sub(1) {
+                    *m &= g.mask(i as usize);
+                }
+            }
+        } else {
+            let mut next = 0;
+            for (i, o) in g.bitmap.iter().enumerate() {
+                if next == ords.len() {
+                    break;
+                }
+                if o == ords[next] {
+                    masks[next] &= g.mask(i);
+                    next += 1;
+                }
+            }
+        }
+        let mut keep = masks.iter().map(|&m| m != 0);
+        ords.retain(|_| keep.next().unwrap_or(false));
+        masks.retain(|&m| m != 0);
+        if ords.is_empty() {
+            break;
+        }
+    }
+    RoaringBitmap::from_sorted_iter(ords).unwrap_or_default()
 }
 
 /// The segments a catalog holds, with one table from generation name to
@@ -599,11 +707,11 @@ impl LaneProbe<'_> {
         for t in &self.terms {
             let postings = t.as_ref()?;
             let mut best = u8::MAX;
-            for (bitmap, occ) in postings {
-                let rank = bitmap.rank(ord);
+            for p in postings {
+                let rank = p.bitmap.rank(ord);
                 let b = rank
                     .checked_sub(1)
-                    .and_then(|i| occ.get(i as usize))
+                    .and_then(|i| p.occ.get(i as usize))
                     .copied()
                     .unwrap_or(0);
                 best = best.min(b);
@@ -730,7 +838,9 @@ mod tests {
         assert_eq!(probe(&["zebra"], BOTH).0, Vec::<u32>::new());
         // Too short for a gram: everything is a candidate, unbounded.
         assert_eq!(probe(&["po"], CONV), (vec![0, 1], None));
-        assert_eq!(probe(&["pool", "mig"], CONV).0, vec![1]);
+        // "pool" and "mig" meet in b only across records: no candidate.
+        assert_eq!(probe(&["pool", "mig"], CONV).0, Vec::<u32>::new());
+        assert_eq!(probe(&["数据", "mig"], CONV).0, vec![1]);
         // The candidate set agrees with `contains`, lane by lane.
         let t: [&[u8]; 1] = [b"cargo"];
         let ords = |lanes| {
@@ -741,6 +851,37 @@ mod tests {
         assert_eq!(ords(CONV), Some(vec![]));
         assert_eq!(ords(BOTH), Some(vec![0]));
         assert_eq!(seg.probe(&[b"po"], CONV).candidates(), None);
+        // Record classes: terms (and one term's grams) met only across
+        // records do not make a conversation candidate; records 64 apart
+        // share a class, so they do; the tool lane has no masks.
+        let filler = |n: usize| vec!["filler"; n];
+        let mut apart = filler(63);
+        apart.splice(0..0, ["alpha one", "omega two"]);
+        let mut wrapped = filler(63);
+        wrapped.insert(0, "alpha");
+        wrapped.push("omega");
+        let scattered = shard(&["abcd", "cdef", "$ alpha", "$ omega"]);
+        let (apart, wrapped) = (shard(&apart), shard(&wrapped));
+        let seg = Segment::open(build(&[
+            ("apart.json", &apart),
+            ("wrapped.json", &wrapped),
+            ("scattered.json", &scattered),
+        ]))
+        .unwrap();
+        let ords = |terms: &[&str], lanes| {
+            let t: Vec<&[u8]> = terms.iter().map(|t| t.as_bytes()).collect();
+            let p = seg.probe(&t, lanes);
+            let listed: Vec<u32> = p.candidates().unwrap().iter().collect();
+            assert_eq!(
+                listed,
+                (0..3).filter(|&o| p.contains(o)).collect::<Vec<_>>()
+            );
+            listed
+        };
+        assert_eq!(ords(&["alpha", "omega"], CONV), vec![1]);
+        assert_eq!(ords(&["alpha", "omega"], BOTH), vec![1, 2]);
+        assert_eq!(ords(&["abcdef"], CONV), Vec::<u32>::new());
+        assert_eq!(ords(&["abcd"], CONV), vec![2]);
         // Torn, flipped or foreign bytes are refused.
         assert_eq!(
             Segment::open(bytes[..bytes.len() - 1].to_vec()).unwrap_err(),

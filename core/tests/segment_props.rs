@@ -31,6 +31,17 @@ fn shards() -> impl Strategy<Value = Vec<Vec<(bool, String)>>> {
     prop::collection::vec(prop::collection::vec((any::<bool>(), text()), 0..6), 1..8)
 }
 
+/// Shards of more records than a lane has mask classes (64), so records
+/// share classes: short texts over a small alphabet, mostly conversation.
+fn long_shards() -> impl Strategy<Value = Vec<Vec<(bool, String)>>> {
+    let short = prop::collection::vec(prop::sample::select(&['a', 'b', 'c', ' ', 'ß'][..]), 0..8)
+        .prop_map(|c| c.into_iter().collect::<String>());
+    prop::collection::vec(
+        prop::collection::vec((prop::bool::weighted(0.1), short), 60..150),
+        1..4,
+    )
+}
+
 fn prepared(records: &[(bool, String)], n: usize) -> PreparedShard {
     PreparedShard::new(shard_of(records, n))
 }
@@ -165,6 +176,35 @@ proptest! {
                 if let (Some(score), Some(bound)) = (best, probe.score_bound(ord)) {
                     prop_assert!(bound >= score, "bound {bound} < score {score} for {terms:?}");
                 }
+            }
+        }
+    }
+
+    /// Terms ANDed within one record: the record-class masks of the
+    /// conversation lane never hide a shard where one record holds every
+    /// term, also when many records share a class.
+    #[test]
+    fn masks_never_hide_a_record_holding_every_term(
+        shards in long_shards(),
+        picks in prop::collection::vec((0usize..4, 0usize..150, 0usize..8, 0usize..4), 1..4),
+    ) {
+        let terms = terms_from(&shards, &picks);
+        prop_assume!(!terms.is_empty());
+        let prepared: Vec<PreparedShard> =
+            shards.iter().enumerate().map(|(n, r)| prepared(r, n)).collect();
+        let names: Vec<String> = (0..prepared.len()).map(|i| format!("{i:016x}.json")).collect();
+        let input: Vec<(&str, &PreparedShard)> =
+            names.iter().map(String::as_str).zip(prepared.iter()).collect();
+        let seg = Segment::open(build(&input)).unwrap();
+        let needles: Vec<&[u8]> = terms.iter().map(|t| t.as_bytes()).collect();
+        let lanes = Lanes { conversation: true, tool: false };
+        let probe = seg.probe(&needles, lanes);
+        let listed = probe.candidates().map(|c| c.iter().collect::<Vec<_>>());
+        for (ord, s) in prepared.iter().enumerate() {
+            let ord = ord as u32;
+            if naive(&s.conversation, &terms).1 {
+                prop_assert!(probe.contains(ord), "shard {ord} hidden for {terms:?}");
+                prop_assert!(listed.as_ref().is_none_or(|l| l.contains(&ord)));
             }
         }
     }
