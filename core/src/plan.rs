@@ -10,6 +10,7 @@ use crate::error::ErrorCode;
 use crate::model::{Manifest, ManifestEntry, Role};
 use crate::query::{Query, QueryError, Scope, Sort};
 use crate::search::Catalog;
+use crate::segment::Probe;
 use std::cmp::Ordering;
 use std::sync::Arc;
 
@@ -122,11 +123,14 @@ pub fn snapshot(query: &Query, catalog: &dyn Catalog) -> Result<Snapshot, QueryE
 
 /// The candidates of a query over one snapshot, in scan order: the sessions
 /// the segments' postings name (terms ANDed per lane before anything is
-/// loaded) plus every session no segment covers. Session-level filters are
-/// applied to candidates only, as they are visited ([`Plan::get`]).
+/// loaded) plus every session no segment covers. Session-level filters and
+/// the segments' record classes are applied to candidates only, as they are
+/// visited ([`Plan::get`]).
 #[derive(Debug)]
-pub struct Plan {
+pub struct Plan<'d> {
     dir: Arc<Directory>,
+    /// Per segment of `dir`, in order: its answer for the query.
+    probes: Vec<Probe<'d>>,
     items: Vec<Item>,
 }
 
@@ -134,10 +138,12 @@ pub struct Plan {
 struct Item {
     bound: Bound,
     rank: u32,
-    indexed: bool,
+    /// The segment (index into `probes`) and ordinal of an indexed
+    /// candidate; `None` for a session no segment covers.
+    at: Option<(u32, u32)>,
 }
 
-impl Plan {
+impl Plan<'_> {
     /// Number of candidates (before the session-level filters).
     pub fn len(&self) -> usize {
         self.items.len()
@@ -151,7 +157,7 @@ impl Plan {
     /// How many candidates an index segment named (the rest are sessions no
     /// segment covers, filtered and scanned).
     pub fn indexed(&self) -> usize {
-        self.items.iter().filter(|i| i.indexed).count()
+        self.items.iter().filter(|i| i.at.is_some()).count()
     }
 
     /// The snapshot's tables.
@@ -160,15 +166,21 @@ impl Plan {
     }
 
     /// The `i`-th candidate in scan order, if it passes the query's
-    /// session-level filters.
+    /// session-level filters and, when a segment covers it, some record
+    /// class of it holds every probed gram.
     pub fn get(&self, i: usize, query: &Query) -> Option<Candidate<'_>> {
         let it = self.items.get(i)?;
+        if let Some((seg, ord)) = it.at {
+            if !self.probes.get(seg as usize)?.contains(ord) {
+                return None;
+            }
+        }
         let (key, entry) = self.dir.session(it.rank)?;
         passes(query, entry).then_some(Candidate {
             bound: it.bound,
             key,
             entry,
-            indexed: it.indexed,
+            indexed: it.at.is_some(),
         })
     }
 }
@@ -185,22 +197,26 @@ fn passes(query: &Query, e: &ManifestEntry) -> bool {
 }
 
 /// Plans `query` over the snapshot `dir`.
-pub fn plan(query: &Query, dir: &Arc<Directory>, catalog: &dyn Catalog) -> Plan {
+pub fn plan<'d>(query: &Query, dir: &'d Arc<Directory>, catalog: &dyn Catalog) -> Plan<'d> {
     let needles: Vec<&[u8]> = query.terms.iter().map(|t| t.as_bytes()).collect();
     let lanes = Lanes::of(query);
     let ts = |rank: u32| dir.max_ts(rank).map_or(Bound::Unknown, Bound::Ts);
     let mut items = Vec::new();
+    let mut probes = Vec::new();
     for (i, seg) in dir.segments().iter().flat_map(|s| s.segments()).enumerate() {
         let probe = seg.probe(&needles, lanes);
-        let bound = |rank: u32, ord: u32| match query.sort {
-            Sort::Newest => ts(rank),
-            Sort::Relevance => probe.score_bound(ord).map_or(Bound::Unknown, Bound::Score),
-        };
         let mut push = |ord: u32, rank: u32| {
+            let bound = match query.sort {
+                Sort::Newest => ts(rank),
+                // Every candidate gets a bound here, so its record classes
+                // are asked now too: one refused is not planned at all.
+                Sort::Relevance if !probe.contains(ord) => return,
+                Sort::Relevance => probe.score_bound(ord).map_or(Bound::Unknown, Bound::Score),
+            };
             items.push(Item {
-                bound: bound(rank, ord),
+                bound,
                 rank,
-                indexed: true,
+                at: Some((i as u32, ord)),
             })
         };
         match probe.candidates() {
@@ -210,6 +226,7 @@ pub fn plan(query: &Query, dir: &Arc<Directory>, catalog: &dyn Catalog) -> Plan 
                 .for_each(|(o, r)| push(o, r)),
             None => dir.segment_ranks(i).for_each(|(o, r)| push(o, r)),
         }
+        probes.push(probe);
     }
     for &rank in dir.uncovered() {
         let bound = match query.sort {
@@ -228,7 +245,7 @@ pub fn plan(query: &Query, dir: &Arc<Directory>, catalog: &dyn Catalog) -> Plan 
         items.push(Item {
             bound,
             rank,
-            indexed: false,
+            at: None,
         });
     }
     match query.sort {
@@ -242,6 +259,7 @@ pub fn plan(query: &Query, dir: &Arc<Directory>, catalog: &dyn Catalog) -> Plan 
     }
     Plan {
         dir: dir.clone(),
+        probes,
         items,
     }
 }
