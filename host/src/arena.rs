@@ -306,14 +306,6 @@ impl Arena {
         &self.worked
     }
 
-    /// The cached filters of `name`, if held (no read).
-    pub fn known_grams(&self, name: &str) -> Option<Arc<ShardGrams>> {
-        self.grams
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(name)
-    }
-
     /// Whether `get_or_load(name, tools, …)` would be a cache hit (without
     /// counting as a use).
     pub fn has_shard(&self, name: &str, tools: bool) -> bool {
