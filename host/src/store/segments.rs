@@ -209,8 +209,27 @@ pub fn open(sdir: &Path, name: &str) -> Result<Segment, String> {
     // SAFETY: segment files are immutable: written under a temp name and
     // hard-linked to their content name, never modified in place (GC only
     // unlinks them, which keeps an existing map valid).
-    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| e.to_string())?;
-    Segment::open(map).map_err(|e| e.to_string())
+    let map = Arc::new(unsafe { memmap2::Mmap::map(&file) }.map_err(|e| e.to_string())?);
+    let seg = Segment::open(Mapped(map.clone())).map_err(|e| e.to_string())?;
+    // Opening read every page for the checksum; a query touches only the
+    // tables and the postings it probes. Dropping the pages from this
+    // process's map keeps them in the page cache (a later touch is a minor
+    // fault) but out of its resident set: at 10 GB the open segments were
+    // 880 MB of the daemon's RSS. What queries touch comes back (the
+    // kernel maps 64 KiB around each touched page).
+    // SAFETY: a read-only shared file mapping: DONTNEED drops page table
+    // entries only, and the next read sees the file's bytes again.
+    let _ = unsafe { map.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
+    Ok(seg)
+}
+
+/// A segment's memory map, shared with [`open`] for its advice.
+struct Mapped(Arc<memmap2::Mmap>);
+
+impl AsRef<[u8]> for Mapped {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
 }
 
 impl Store {
