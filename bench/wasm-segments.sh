@@ -4,10 +4,16 @@
 # serves it, and the manifest, segments and generations are fetched over HTTP
 # exactly as the browser fetches them; then the same MemIndex (every
 # generation and the served segments) answers the same requests natively
-# (core/examples/segment_search.rs, release) and in the shipped pkg/ under
-# Node's V8 (bench/wasm-segments.mjs). Writes bench/results/wasm-segments-<date>.md.
+# (core/examples/segment_search.rs, release), in the shipped pkg/ under
+# Node's V8 (bench/wasm-segments.mjs) and in headless Chromium
+# (bench/wasm-segments-chromium.mjs, skipped without /usr/bin/chromium and
+# tests/browser/node_modules). The three run one after another REPS times, so
+# a shared machine's swings hit every engine alike; the table gives the
+# median over the repetitions, the ratios the median of each repetition's
+# ratio. Writes bench/results/wasm-segments-<date>.md (or $OUT).
 #
-#   bash bench/wasm-segments.sh          # SIZE=60M ROUNDS=5; RECALL_BIN=target/debug/recall by default
+#   bash bench/wasm-segments.sh   # SIZE=60M ROUNDS=5 REPS=3; RECALL_BIN=target/debug/recall by default
+#   RECALL_PKG=/other/pkg NATIVE=/other/segment_search bash bench/wasm-segments.sh   # another build
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 size=${SIZE:-60M}
@@ -46,32 +52,69 @@ queries=$work/queries.jsonl
     process.stdout.write(mix.map((r) => JSON.stringify(r)).join("\n") + "\n");
   });') > "$queries"
 
-cargo build --release -q -p recall-core --example segment_search
-native=$(target/release/examples/segment_search "$data" "$queries" "$rounds")
-wasm=$(node bench/wasm-segments.mjs "$data" "$queries" "$rounds")
-out=bench/results/wasm-segments-$(date -u +%F).md
-python3 - "$native" "$wasm" "$out" "$size" "$data" <<'PY'
-import json, os, subprocess, sys, datetime, platform
-n, w = json.loads(sys.argv[1]), json.loads(sys.argv[2])
-out, size, data = sys.argv[3:6]
+native_bin=${NATIVE:-target/release/examples/segment_search}
+[ -n "${NATIVE:-}" ] || cargo build --release -q -p recall-core --example segment_search
+reps=${REPS:-3}
+runs=$work/runs
+rm -rf "$runs" && mkdir -p "$runs"
+chromium=no
+if [ -x /usr/bin/chromium ] && [ -d tests/browser/node_modules/playwright-core ]; then chromium=yes; fi
+for i in $(seq 1 "$reps"); do
+  "$native_bin" "$data" "$queries" "$rounds" > "$runs/native-$i.json"
+  node bench/wasm-segments.mjs "$data" "$queries" "$rounds" > "$runs/node-$i.json"
+  if [ $chromium = yes ]; then
+    node bench/wasm-segments-chromium.mjs "$data" "$queries" "$rounds" > "$runs/chromium-$i.json"
+    RECALL_API=object node bench/wasm-segments-chromium.mjs "$data" "$queries" "$rounds" > "$runs/chromium-object-$i.json"
+  fi
+done
+load=$(cut -d' ' -f1-3 /proc/loadavg)
+out=${OUT:-bench/results/wasm-segments-$(date -u +%F).md}
+python3 - "$runs" "$reps" "$out" "$size" "$data" "$load" <<'PY'
+import json, math, os, subprocess, sys, datetime, platform, statistics as st
+runs, reps, out, size, data, load = sys.argv[1], int(sys.argv[2]), *sys.argv[3:7]
+def get(kind):
+    fs = [os.path.join(runs, f"{kind}-{i}.json") for i in range(1, reps + 1)]
+    return [json.load(open(f)) for f in fs if os.path.exists(f)]
+native = get("native")
+engines = [("native (release, core/examples/segment_search)", native),
+           ("wasm, Node V8 (bench/wasm-segments.mjs)", get("node")),
+           ("wasm, headless Chromium (bench/wasm-segments-chromium.mjs)", get("chromium")),
+           ("wasm, headless Chromium, `search` (JS objects, the dashboard's call)", get("chromium-object"))]
 segs = os.listdir(os.path.join(data, "segments")); gens = os.listdir(os.path.join(data, "generations"))
 sz = lambda d, fs: sum(os.path.getsize(os.path.join(data, d, f)) for f in fs) / 1e6
 cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.processor())
 node = subprocess.run(["node", "--version"], capture_output=True, text=True).stdout.strip()
-r = lambda k: w[k] / n[k] if n[k] else float("nan")
+chrome = next((r["browser"] for r in get("chromium")), "not run")
+med = lambda rs, k: st.median(r[k] for r in rs)
+ratio = lambda rs, k: st.median(w[k] / n[k] for w, n in zip(rs, native) if n[k])
+per = len(native[0]["per_request_p50_ms"])
+# Each request's median over every repetition, then that request's wasm / native ratio: the pooled p50 of a
+# 38-request mix can fall across a gap between requests and swing on a small shift, these do not.
+req = lambda rs: [st.median(r["per_request_p50_ms"][j] for r in rs) for j in range(per)]
+def per_request(rs):
+    rs_ = [w / n for w, n in zip(req(rs), req(native)) if n]
+    return st.median(rs_), math.exp(sum(map(math.log, rs_)) / len(rs_))
 lines = [
   f"# wasm vs native search over the store's segments — {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC", "",
-  f"Machine: {cpu}, {os.cpu_count()} cores, shared with other builds while measured (indicative). Node {node} (V8).",
+  f"Machine: {cpu}, {os.cpu_count()} cores, shared with other builds while measured; load average at the end {load}. "
+  f"Node {node}; Chromium {chrome}.",
   f"Home: gen.py --seed 3 --target-bytes {size}; {len(gens)} generations ({sz('generations', gens):.1f} MB), "
   f"{len(segs)} segments ({sz('segments', segs):.1f} MB) as served by `/api/index/segments`.",
-  f"Both sides: `MemIndex` holding every generation and the served segments, frozen clock, "
-  f"`search_json` (JSON in, JSON out) over the same {n['searches'] // max(1, int(os.environ.get('ROUNDS', '5')))} requests × "
-  f"{os.environ.get('ROUNDS', '5')} rounds after a warming round.", "",
-  "| engine | searches | p50 ms | p95 ms | mean ms | load ms |", "|---|---|---|---|---|---|",
-  f"| native (release, core/examples/segment_search) | {n['searches']} | {n['p50_ms']:.3f} | {n['p95_ms']:.3f} | {n['mean_ms']:.3f} | {n['load_ms']:.0f} |",
-  f"| wasm (shipped pkg/, Node V8) | {w['searches']} | {w['p50_ms']:.3f} | {w['p95_ms']:.3f} | {w['mean_ms']:.3f} | {w['load_ms']:.0f} |",
-  "", f"wasm / native: p50 {r('p50_ms'):.2f}×, p95 {r('p95_ms'):.2f}×, mean {r('mean_ms'):.2f}× (target ≤ 1.7×).", "",
+  f"Every engine: `MemIndex` holding every generation and the served segments, frozen clock, "
+  f"`searchJson` (JSON in, JSON out; the last row `search`) over the same {per} requests × "
+  f"{os.environ.get('ROUNDS', '5')} rounds after a warming round; {reps} repetitions, engines interleaved. "
+  f"Figures are medians over the repetitions; ratios are the median of each repetition's ratio to native.", "",
+  "| engine | p50 ms | p95 ms | mean ms | load ms | p50 / native | mean / native | per-request ratio: median, geomean |",
+  "|---|---|---|---|---|---|---|---|",
 ]
+for name, rs in engines:
+    if not rs:
+        continue
+    r = "" if rs is native else f"{ratio(rs, 'p50_ms'):.2f}×"
+    m = "" if rs is native else f"{ratio(rs, 'mean_ms'):.2f}×"
+    q = "" if rs is native else "{:.2f}×, {:.2f}×".format(*per_request(rs))
+    lines.append(f"| {name} | {med(rs, 'p50_ms'):.3f} | {med(rs, 'p95_ms'):.3f} | {med(rs, 'mean_ms'):.3f} | {med(rs, 'load_ms'):.0f} | {r} | {m} | {q} |")
+lines += ["", "Target: wasm ≤ 1.7× native.", ""]
 open(out, "w").write("\n".join(lines))
 print("\n".join(lines))
 PY

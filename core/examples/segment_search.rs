@@ -7,7 +7,8 @@
 //! line), `segments/<name>` and `generations/<name>` as the daemon serves
 //! them, and QUERIES is JSON lines of §4 requests (timed JSON in → JSON out, as the
 //! wasm half does). Prints one JSON object:
-//! `{searches, p50_ms, p95_ms, mean_ms, load_ms}`.
+//! `{searches, p50_ms, p95_ms, mean_ms, load_ms, per_request_p50_ms}` (the
+//! last: each request's median over the rounds, in QUERIES order).
 
 use recall_core::{MemIndex, Request};
 use std::path::Path;
@@ -39,20 +40,30 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         index.search_json(r);
     }
     let mut times = Vec::new();
+    let mut each = vec![Vec::new(); reqs.len()];
     for _ in 0..rounds {
-        for r in &reqs {
+        for (i, r) in reqs.iter().enumerate() {
             let t = Instant::now();
             std::hint::black_box(index.search_json(r));
-            times.push(t.elapsed().as_secs_f64() * 1e3);
+            let ms = t.elapsed().as_secs_f64() * 1e3;
+            times.push(ms);
+            each[i].push(ms);
         }
     }
+    let per_request: Vec<f64> = each
+        .iter_mut()
+        .map(|v| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        })
+        .collect();
     times.sort_by(f64::total_cmp);
     let at = |p: f64| times[((times.len() - 1) as f64 * p).round() as usize];
     let mean = times.iter().sum::<f64>() / times.len() as f64;
     println!(
         "{}",
         serde_json::json!({"searches": times.len(), "p50_ms": at(0.5), "p95_ms": at(0.95),
-            "mean_ms": mean, "load_ms": load_ms})
+            "mean_ms": mean, "load_ms": load_ms, "per_request_p50_ms": per_request})
     );
     Ok(())
 }

@@ -56,7 +56,7 @@ pub fn page(
         took_ms: 0,
         debug: None,
     };
-    let base = serde_json::to_string(&response).map_or(0, |s| s.len()) + 512;
+    let base = json_len(&response) + 512;
     let mut size = base;
     let mut more = false;
     for f in found {
@@ -65,7 +65,7 @@ pub fn page(
             break;
         }
         let s = render(f, manifest, terms);
-        let len = serde_json::to_string(&s).map_or(0, |j| j.len()) + 1;
+        let len = json_len(&s) + 1;
         if !response.sessions.is_empty() && size + len > response_bytes {
             more = true;
             break;
@@ -97,6 +97,27 @@ pub fn page(
         }
     };
     response
+}
+
+/// The length of `value`'s JSON text, counted as serde_json writes it (no
+/// string is built: the byte cap needs the size of every rendered session,
+/// and the response is serialized for real once, at the edge).
+fn json_len<T: serde::Serialize>(value: &T) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    match serde_json::to_writer(&mut count, value) {
+        Ok(()) => count.0,
+        Err(_) => 0,
+    }
 }
 
 /// A key that ranks before every session.
@@ -219,5 +240,24 @@ fn legacy_notes(source: Source) -> Vec<String> {
                 .to_string(),
         ],
         _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::json_len;
+
+    #[test]
+    fn json_len_is_the_serialized_length() {
+        let value = serde_json::json!({
+            "snippet": "quote \" backslash \\ tab \t nul \u{0} straße 数据库 \u{2028}",
+            "n": [1, -2, 3.5, u64::MAX],
+            "none": null,
+        });
+        assert_eq!(
+            json_len(&value),
+            serde_json::to_string(&value).unwrap().len()
+        );
+        assert_eq!(json_len(&"é"), 4);
     }
 }

@@ -43,27 +43,26 @@ pub fn original_range(
     }
 }
 
-/// Every occurrence of every term, as original byte ranges (unsorted).
-pub fn occurrences(
-    original: &str,
-    folded: &[u8],
-    map: Option<&OffsetMap>,
-    terms: &[Term],
-) -> Vec<(usize, usize)> {
-    let mut out = Vec::new();
-    for t in terms {
-        t.for_each(folded, map, |s, e| {
-            out.push(original_range(map, folded.len(), original.len(), s, e));
-            true
-        });
-    }
-    out
-}
-
 /// Builds the snippet of a matching record.
+///
+/// The window starts [`BEFORE`] bytes ahead of the earliest occurrence of
+/// any term, so only that first occurrence of each term is needed to place
+/// it; a term's occurrences then come leftmost first, so its scan stops at
+/// the window's end instead of running through the whole record.
 pub fn snippet(original: &str, folded: &[u8], map: Option<&OffsetMap>, terms: &[Term]) -> Snippet {
-    let occ = occurrences(original, folded, map, terms);
-    let first = occ.iter().map(|o| o.0).min().unwrap_or(0);
+    let range = |s, e| original_range(map, folded.len(), original.len(), s, e);
+    let first = terms
+        .iter()
+        .filter_map(|t| {
+            let mut at = None;
+            t.for_each(folded, map, |s, e| {
+                at = Some(range(s, e).0);
+                false
+            });
+            at
+        })
+        .min()
+        .unwrap_or(0);
     let mut start = first.saturating_sub(BEFORE);
     while !original.is_char_boundary(start) {
         start -= 1;
@@ -72,11 +71,19 @@ pub fn snippet(original: &str, folded: &[u8], map: Option<&OffsetMap>, terms: &[
     while !original.is_char_boundary(end) {
         end += 1;
     }
-    let mut ranges: Vec<(usize, usize)> = occ
-        .into_iter()
-        .filter(|&(s, e)| s < end && e > start)
-        .map(|(s, e)| (s.max(start), e.min(end)))
-        .collect();
+    let mut ranges: Vec<(usize, usize)> = Vec::new();
+    for t in terms {
+        t.for_each(folded, map, |s, e| {
+            let (s, e) = range(s, e);
+            if s >= end {
+                return false;
+            }
+            if e > start {
+                ranges.push((s.max(start), e.min(end)));
+            }
+            true
+        });
+    }
     ranges.sort_unstable();
     let mut merged: Vec<[u64; 2]> = Vec::with_capacity(ranges.len());
     for (s, e) in ranges {
@@ -96,6 +103,76 @@ pub fn snippet(original: &str, folded: &[u8], map: Option<&OffsetMap>, terms: &[
 mod tests {
     use super::*;
     use crate::fold::{fold, fold_str};
+    use proptest::prelude::*;
+
+    /// The reference: every occurrence of every term through the whole
+    /// record, then the window around the earliest (what `snippet` did
+    /// before it stopped at the window's end).
+    fn naive(original: &str, folded: &[u8], map: Option<&OffsetMap>, terms: &[Term]) -> Snippet {
+        let mut occ = Vec::new();
+        for t in terms {
+            t.for_each(folded, map, |s, e| {
+                occ.push(original_range(map, folded.len(), original.len(), s, e));
+                true
+            });
+        }
+        let first = occ.iter().map(|o| o.0).min().unwrap_or(0);
+        let mut start = first.saturating_sub(BEFORE);
+        while !original.is_char_boundary(start) {
+            start -= 1;
+        }
+        let mut end = (start + WINDOW).min(original.len());
+        while !original.is_char_boundary(end) {
+            end += 1;
+        }
+        let mut ranges: Vec<(usize, usize)> = occ
+            .into_iter()
+            .filter(|&(s, e)| s < end && e > start)
+            .map(|(s, e)| (s.max(start), e.min(end)))
+            .collect();
+        ranges.sort_unstable();
+        let mut merged: Vec<[u64; 2]> = Vec::new();
+        for (s, e) in ranges {
+            match merged.last_mut() {
+                Some(last) if s as u64 <= last[1] => last[1] = last[1].max(e as u64),
+                _ => merged.push([s as u64, e as u64]),
+            }
+        }
+        Snippet {
+            offset: start,
+            text: original[start..end].to_string(),
+            ranges: merged,
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+        /// Stopping each term's scan at the window's end changes nothing:
+        /// long texts of a small alphabet (many occurrences, past the
+        /// window too), with chars that fold to several bytes, to nothing,
+        /// and from several chars to one term.
+        #[test]
+        fn equals_the_full_scan(
+            parts in proptest::collection::vec(
+                prop_oneof![Just("ab"), Just("a"), Just(" "), Just("ß"), Just("SS"), Just("é"),
+                    Just("e\u{301}"), Just("ﬁ"), Just("数据"), Just("x".repeat(90).leak() as &str)],
+                0..120,
+            ),
+            terms in proptest::collection::vec(
+                prop_oneof![Just("a"), Just("ab"), Just("b a"), Just("ss"), Just("e"), Just("fi"),
+                    Just("据"), Just("xx"), Just("ba")],
+                1..4,
+            ),
+        ) {
+            let text: String = parts.concat();
+            let f = fold(&text);
+            let terms: Vec<Term> = terms.iter().map(|t| Term::new(&fold_str(t))).collect();
+            prop_assert_eq!(
+                snippet(&text, f.text.as_bytes(), f.map.as_ref(), &terms),
+                naive(&text, f.text.as_bytes(), f.map.as_ref(), &terms)
+            );
+        }
+    }
 
     fn snip(text: &str, terms: &[&str]) -> Snippet {
         let f = fold(text);
