@@ -16,6 +16,7 @@ use super::{needs_reparse, IndexError, Indexer, PARSER_VERSION};
 use crate::extract::{self, Extracted, SessionSource};
 use crate::store::retention::newest_ms;
 use crate::store::retention::{GcMode, FULL_GC_EVERY_MS};
+use crate::store::generations::{Pending, Written};
 use crate::store::segments::{SegmentDraft, SegmentRef};
 use crate::store::snapshots::GRACE_MS;
 use crate::store::{wall_ms, Batch, SkipReason, SkippedUnit, Store};
@@ -94,7 +95,34 @@ struct Processed {
     resumed: bool,
     /// Secondary files left out (`path: reason`).
     skipped_files: Vec<String>,
+    /// The session's new generation body, written but not yet fsynced
+    /// nor named: the worker's syncer commits it before the coordinator
+    /// sees the entry, so no publish references a generation the disk
+    /// does not hold.
+    pending: Option<Pending>,
 }
+
+impl Processed {
+    /// Fsyncs and names the pending generation; one that cannot be
+    /// committed makes the unit a store fault (retried next sweep).
+    fn commit(&mut self) {
+        let Some(p) = self.pending.take() else { return };
+        if p.commit().is_ok() {
+            return;
+        }
+        if let Done::Session { main, entry, .. } = &self.done {
+            self.done = Done::Failed {
+                main: main.clone(),
+                reason: "cannot write its generation".into(),
+                files: entry.files.clone(),
+                store_fault: true,
+            };
+        }
+    }
+}
+
+/// Units a worker may have ahead of its syncer (bounds the open temp files).
+const SYNC_QUEUE: usize = 32;
 
 /// What came of one unit.
 enum Done {
@@ -248,7 +276,20 @@ fn execute(
     std::thread::scope(|scope| {
         let mut handles = Vec::with_capacity(workers);
         for _ in 0..workers {
+            // Each worker's syncer fsyncs and names its generations, in
+            // order, and only then hands the units on: the worker's core
+            // prepares the next unit meanwhile instead of waiting for the
+            // disk.
             let tx = tx.clone();
+            let (stx, srx) = mpsc::sync_channel::<(usize, Processed)>(SYNC_QUEUE);
+            scope.spawn(move || {
+                for (i, mut p) in srx {
+                    p.commit();
+                    if tx.send((i, p)).is_err() {
+                        break;
+                    }
+                }
+            });
             let (work, next, unit_ctx) = (&work, &next, &unit_ctx);
             handles.push(scope.spawn(move || {
                 let mut seg = WorkerSegments::default();
@@ -256,7 +297,7 @@ fn execute(
                     let i = next.fetch_add(1, Relaxed);
                     let Some(w) = work.get(i) else { break };
                     let done = unit_ctx.process(w, &mut seg);
-                    if tx.send((i, done)).is_err() {
+                    if stx.send((i, done)).is_err() {
                         break;
                     }
                 }
@@ -549,6 +590,7 @@ impl Units<'_> {
             bytes_read: 0,
             resumed: false,
             skipped_files: Vec::new(),
+            pending: None,
         };
         let generation = match w.kind {
             Kind::Rewritten => w.old_generation.saturating_add(1),
@@ -619,14 +661,18 @@ impl Units<'_> {
                 }
             }
         }
+        let mut pending = None;
         let done = match r.extracted {
             None => Done::Empty { main, files },
             Some(x) => match self.write_shard(w, x, generation, files.clone(), seg) {
-                Some((key, entry)) => Done::Session {
-                    main,
-                    key,
-                    entry: Box::new(entry),
-                },
+                Some((key, entry, p)) => {
+                    pending = p;
+                    Done::Session {
+                        main,
+                        key,
+                        entry: Box::new(entry),
+                    }
+                }
                 None => Done::Failed {
                     main,
                     reason: "cannot write its generation".into(),
@@ -640,6 +686,7 @@ impl Units<'_> {
             bytes_read: r.bytes_read,
             resumed: r.resumed,
             skipped_files,
+            pending,
         }
     }
 
@@ -724,7 +771,8 @@ impl Units<'_> {
     }
 
     /// Builds, writes and filters the shard of an extracted unit; returns
-    /// its key and manifest entry.
+    /// its key, its manifest entry and its generation body when it still
+    /// has to be committed ([`Processed::pending`]).
     fn write_shard(
         &self,
         w: &Work,
@@ -732,7 +780,7 @@ impl Units<'_> {
         generation: u32,
         files: Vec<FileCursor>,
         seg: &mut WorkerSegments,
-    ) -> Option<(String, ManifestEntry)> {
+    ) -> Option<(String, ManifestEntry, Option<Pending>)> {
         // Only a rewrite carries old records (those of generations below the
         // current one): a session never rewritten has none to carry.
         let prev_shard = match (&w.old_file, w.kind) {
@@ -756,7 +804,10 @@ impl Units<'_> {
             });
         let shard = build::shard(x, generation, previous);
         let body = serde_json::to_vec(&shard).ok()?;
-        let name = self.store.write_generation(&body).ok()?;
+        let (name, pending) = match self.store.write_generation_pending(&body).ok()? {
+            Written::Named(name) => (name, None),
+            Written::Pending(p) => (p.name().to_string(), Some(p)),
+        };
         let mut entry = build::entry(
             &shard,
             name,
@@ -783,7 +834,7 @@ impl Units<'_> {
         if let Some(hook) = self.hook.as_ref().filter(|_| self.live(w)) {
             hook.call(&entry.generation_file, Arc::new(prepared));
         }
-        Some((key, entry))
+        Some((key, entry, pending))
     }
 }
 
