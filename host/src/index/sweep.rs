@@ -8,6 +8,7 @@
 //! publishes a batch every few seconds so searches see a backfill grow.
 
 use super::build::{self, Previous};
+use super::helper::{Helper, HelperError};
 use super::cursor::{capture, stat_only};
 use super::plan::{self, expired, Kind, Work};
 use super::resume;
@@ -293,10 +294,11 @@ fn execute(
             let (work, next, unit_ctx) = (&work, &next, &unit_ctx);
             handles.push(scope.spawn(move || {
                 let mut seg = WorkerSegments::default();
+                let mut helper = Helper::default();
                 loop {
                     let i = next.fetch_add(1, Relaxed);
                     let Some(w) = work.get(i) else { break };
-                    let done = unit_ctx.process(w, &mut seg);
+                    let done = unit_ctx.process(w, &mut seg, &mut helper);
                     if stx.send((i, done)).is_err() {
                         break;
                     }
@@ -577,7 +579,7 @@ impl Units<'_> {
 
     /// Extracts one unit (resuming from its checkpoint when it only grew)
     /// and writes its generation.
-    fn process(&self, w: &Work, seg: &mut WorkerSegments) -> Processed {
+    fn process(&self, w: &Work, seg: &mut WorkerSegments, helper: &mut Helper) -> Processed {
         let store = self.store;
         let main_path = w.src.files.first().cloned().unwrap_or_default();
         let failed = |reason: String, files: Vec<FileCursor>| Processed {
@@ -601,7 +603,7 @@ impl Units<'_> {
         let mut src = w.src.clone();
         src.files.clear();
         for f in &w.src.files {
-            match self.capture_bounded(f, generation) {
+            match self.capture_bounded(helper, f, generation) {
                 Ok(c) => {
                     files.push(c);
                     src.files.push(f.clone());
@@ -638,7 +640,7 @@ impl Units<'_> {
             _ => None,
         };
         let had_from = from.is_some();
-        let r = match self.extract_bounded(src, ends, from) {
+        let r = match self.extract_bounded(helper, src, ends, from, self.live(w)) {
             Ok(r) => r,
             Err(reason) => {
                 resume::forget(store, self.checkpoints, &w.src.unit);
@@ -690,26 +692,29 @@ impl Units<'_> {
         }
     }
 
-    /// A file's cursor, captured on a thread of its own within the unit
-    /// deadline: a file that does not answer (a stalled `open` or read on a
-    /// hung mount) is a `TimedOut` error, its thread left behind.
-    fn capture_bounded(&self, f: &std::path::Path, generation: u32) -> std::io::Result<FileCursor> {
-        let (tx, rx) = mpsc::sync_channel(1);
+    /// A file's cursor, captured on the worker's helper thread within the
+    /// unit deadline: a file that does not answer (a stalled `open` or read
+    /// on a hung mount) is a `TimedOut` error, its thread left behind.
+    fn capture_bounded(
+        &self,
+        helper: &mut Helper,
+        f: &std::path::Path,
+        generation: u32,
+    ) -> std::io::Result<FileCursor> {
         let (path, fault) = (f.to_path_buf(), self.file_fault.clone());
-        std::thread::Builder::new()
-            .name("recall-capture".into())
-            .spawn(move || {
-                if let Some(h) = &fault {
-                    h.call(&path);
-                }
-                let _ = tx.send(capture(&path, generation));
-            })?;
-        match rx.recv_timeout(self.deadline) {
+        let r = helper.run(self.deadline, move || {
+            if let Some(h) = &fault {
+                h.call(&path);
+            }
+            capture(&path, generation)
+        });
+        match r {
             Ok(r) => r,
-            Err(mpsc::RecvTimeoutError::Disconnected) => {
+            Err(HelperError::Spawn(e)) => Err(e),
+            Err(HelperError::Panicked) => {
                 Err(std::io::Error::other("the cursor capture panicked"))
             }
-            Err(mpsc::RecvTimeoutError::Timeout) => Err(std::io::Error::new(
+            Err(HelperError::TimedOut) => Err(std::io::Error::new(
                 std::io::ErrorKind::TimedOut,
                 format!(
                     "did not answer within {} s (a stalled file?)",
@@ -719,45 +724,41 @@ impl Units<'_> {
         }
     }
 
-    /// Extracts on a thread of its own and waits for it at most the unit
-    /// deadline: a unit that does not finish (a stalled read on a hung
+    /// Extracts on the worker's helper thread and waits for it at most the
+    /// unit deadline: a unit that does not finish (a stalled read on a hung
     /// mount) is abandoned — its thread left behind, counted in [`STALLED`]
     /// until it ends — and the worker goes on. A panic is a failure too.
     fn extract_bounded(
         &self,
+        helper: &mut Helper,
         src: SessionSource,
         ends: Vec<u64>,
         from: Option<extract::Checkpoint>,
+        checkpoint: bool,
     ) -> Result<extract::Resumed, String> {
-        let (tx, rx) = mpsc::sync_channel(1);
         let fault = self.fault.clone();
         let done = Arc::new(AtomicBool::new(false));
         let done_t = done.clone();
-        let spawned = std::thread::Builder::new()
-            .name("recall-extract".into())
-            .spawn(move || {
-                let r = catch_unwind(AssertUnwindSafe(|| {
-                    if let Some(f) = &fault {
-                        f.call(&src);
-                    }
-                    extract::extract_resumable(&src, &ends, from.as_ref())
-                }));
-                let _ = tx.send(r);
-                // Whoever comes second (this thread finishing, or the waiter
-                // giving up) settles the stalled count.
-                if done_t.swap(true, SeqCst) {
-                    STALLED.fetch_sub(1, SeqCst);
+        let r = helper.run(self.deadline, move || {
+            let r = catch_unwind(AssertUnwindSafe(|| {
+                if let Some(f) = &fault {
+                    f.call(&src);
                 }
-            });
-        if let Err(e) = spawned {
-            return Err(format!("cannot start an extraction thread: {e}"));
-        }
-        match rx.recv_timeout(self.deadline) {
+                extract::extract_resumable_with(&src, &ends, from.as_ref(), checkpoint)
+            }));
+            // Whoever comes second (this job finishing, or the waiter
+            // giving up) settles the stalled count.
+            if done_t.swap(true, SeqCst) {
+                STALLED.fetch_sub(1, SeqCst);
+            }
+            r
+        });
+        match r {
             Ok(Ok(Ok(r))) => Ok(r),
             Ok(Ok(Err(e))) => Err(e.to_string()),
-            Ok(Err(_)) => Err("the extractor panicked".into()),
-            Err(mpsc::RecvTimeoutError::Disconnected) => Err("the extractor panicked".into()),
-            Err(mpsc::RecvTimeoutError::Timeout) => {
+            Ok(Err(_)) | Err(HelperError::Panicked) => Err("the extractor panicked".into()),
+            Err(HelperError::Spawn(e)) => Err(format!("cannot start an extraction thread: {e}")),
+            Err(HelperError::TimedOut) => {
                 STALLED.fetch_add(1, SeqCst);
                 if done.swap(true, SeqCst) {
                     STALLED.fetch_sub(1, SeqCst);
