@@ -18,7 +18,7 @@ use crate::extract::{self, Extracted, SessionSource};
 use crate::store::retention::newest_ms;
 use crate::store::retention::{GcMode, FULL_GC_EVERY_MS};
 use crate::store::generations::{Pending, Written};
-use crate::store::segments::{SegmentDraft, SegmentRef};
+use crate::store::segments::{self, SegmentDraft, SegmentRef};
 use crate::store::snapshots::GRACE_MS;
 use crate::store::{wall_ms, Batch, SkipReason, SkippedUnit, Store};
 use recall_core::model::{FileCursor, ManifestEntry, Shard};
@@ -270,8 +270,10 @@ fn execute(
     };
     let mut failure: Option<IndexError> = None;
 
-    // Segments the workers wrote, and what each had left unwritten.
-    let mut built: Vec<SegmentRef> = Vec::new();
+    // Segments the workers write go to the merger as they are written;
+    // what each worker had left unwritten is appended into one last draft.
+    let (seg_tx, seg_rx) = mpsc::channel::<SegmentRef>();
+    let merger = spawn_merger(ix.store.clone(), seg_rx, report.backfill);
     let mut rest = SegmentDraft::default();
 
     std::thread::scope(|scope| {
@@ -292,8 +294,12 @@ fn execute(
                 }
             });
             let (work, next, unit_ctx) = (&work, &next, &unit_ctx);
+            let written = seg_tx.clone();
             handles.push(scope.spawn(move || {
-                let mut seg = WorkerSegments::default();
+                let mut seg = WorkerSegments {
+                    draft: SegmentDraft::default(),
+                    written,
+                };
                 let mut helper = Helper::default();
                 loop {
                     let i = next.fetch_add(1, Relaxed);
@@ -307,6 +313,7 @@ fn execute(
             }));
         }
         drop(tx);
+        drop(seg_tx);
         for (i, p) in rx.iter() {
             let w = &work[i];
             let done = p.done;
@@ -346,7 +353,6 @@ fn execute(
         for h in handles {
             // A worker that panicked outside extraction built nothing usable.
             if let Ok(seg) = h.join() {
-                built.extend(seg.written);
                 rest.append(seg.draft);
             }
         }
@@ -384,11 +390,16 @@ fn execute(
     report.store_id = cur.store_id.clone();
     // The index segments follow the manifest: the workers' segments are
     // listed, and anything they do not cover is indexed (never fails the
-    // sweep: without segments searches scan).
-    if let Ok(Some((r, _))) = store.write_draft(rest) {
+    // sweep: without segments searches scan). The last draft is written
+    // while the merger may still be merging.
+    let last = store.write_draft(rest);
+    let (mut built, merged) = merger
+        .and_then(|h| h.join().ok())
+        .unwrap_or_default();
+    if let Ok(Some((r, _))) = last {
         built.push(r);
     }
-    if let Ok(r) = store.maintain_segments_deferring(built, ix.segment_deferral()) {
+    if let Ok(r) = store.maintain_segments_with(built, ix.segment_deferral(), !merged) {
         ix.note_deferred(r.deferred);
     }
     if report.publishes > 0 {
@@ -530,24 +541,67 @@ fn absorb(
 }
 
 /// One worker's index segments: the draft it is filling with the shards it
-/// prepares, and the full ones it wrote.
-#[derive(Default)]
+/// prepares, and where the full ones it writes go (the merger).
 struct WorkerSegments {
     draft: SegmentDraft,
-    written: Vec<SegmentRef>,
+    written: mpsc::Sender<SegmentRef>,
 }
 
 impl WorkerSegments {
     fn add(&mut self, store: &Store, generation: &str, shard: &PreparedShard, bytes: u64) {
         self.draft.add(generation, shard, bytes);
         if self.draft.full() {
-            // A segment that cannot be written leaves its generations
-            // uncovered: the maintenance after the sweep indexes them.
+            // A segment that cannot be written (or listed: no merger) leaves
+            // its generations uncovered: the maintenance after the sweep
+            // indexes them.
             if let Ok(Some((r, _))) = store.write_draft(std::mem::take(&mut self.draft)) {
-                self.written.push(r);
+                let _ = self.written.send(r);
             }
         }
     }
+}
+
+/// Collects the segments the workers write, on a thread of its own; in a
+/// backfill it also runs the sweep's one tier merge as soon as the workers
+/// have written the segments it takes ([`segments::fresh_merge`]), while
+/// they go on — rather than after them, with one core idle. Answers the
+/// segments to list (the merged one first) and whether it merged. `None`
+/// when no thread could be started (the workers' segments then go
+/// unlisted and their generations are indexed again after the sweep).
+fn spawn_merger(
+    store: Arc<Store>,
+    written: mpsc::Receiver<SegmentRef>,
+    backfill: bool,
+) -> Option<std::thread::JoinHandle<(Vec<SegmentRef>, bool)>> {
+    std::thread::Builder::new()
+        .name("recall-merge".into())
+        .spawn(move || {
+            let mut refs: Vec<SegmentRef> = Vec::new();
+            let (mut tried, mut merged) = (!backfill, false);
+            for r in written {
+                refs.push(r);
+                if tried {
+                    continue;
+                }
+                let Some(group) = segments::fresh_merge(&refs) else {
+                    continue;
+                };
+                // One attempt: a merge that fails leaves its inputs listed
+                // and the pass after the sweep merges as usual.
+                tried = true;
+                let inputs: Vec<SegmentRef> = group.iter().map(|&i| refs[i].clone()).collect();
+                if let Ok(Some(m)) = store.merge_fresh(&inputs) {
+                    let kept = refs
+                        .into_iter()
+                        .enumerate()
+                        .filter_map(|(i, r)| (!group.contains(&i)).then_some(r));
+                    refs = std::iter::once(m).chain(kept).collect();
+                    merged = true;
+                }
+            }
+            (refs, merged)
+        })
+        .ok()
 }
 
 /// What the workers of a sweep share to process units.
