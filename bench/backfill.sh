@@ -20,7 +20,7 @@
 # (2 × bytes / CPU seconds: the wall rate two free cores would give if the
 # run kept both busy) are reported beside them, with the load average.
 #
-# Writes bench/results/backfill-<SIZE>-<date>.md.
+# Writes bench/results/backfill-<SIZE>-<date>.md (DATE=YYYY-MM-DD to name another day).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 SIZE=${SIZE:-2G}
@@ -66,7 +66,7 @@ PY
 done
 rm -rf "$stores"
 
-out="$root/bench/results/backfill-$SIZE-$(date -u +%F).md"
+out="$root/bench/results/backfill-$SIZE-${DATE:-$(date -u +%F)}.md"
 {
   echo "# Full backfill — $SIZE"
   echo

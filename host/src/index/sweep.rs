@@ -8,16 +8,16 @@
 //! publishes a batch every few seconds so searches see a backfill grow.
 
 use super::build::{self, Previous};
-use super::helper::{Helper, HelperError};
 use super::cursor::{capture, stat_only};
+use super::helper::{Helper, HelperError};
 use super::plan::{self, expired, Kind, Work};
 use super::resume;
 use super::ShardHook;
 use super::{needs_reparse, IndexError, Indexer, PARSER_VERSION};
 use crate::extract::{self, Extracted, SessionSource};
+use crate::store::generations::{Pending, Written};
 use crate::store::retention::newest_ms;
 use crate::store::retention::{GcMode, FULL_GC_EVERY_MS};
-use crate::store::generations::{Pending, Written};
 use crate::store::segments::{self, SegmentDraft, SegmentRef};
 use crate::store::snapshots::GRACE_MS;
 use crate::store::{wall_ms, Batch, SkipReason, SkippedUnit, Store};
@@ -393,9 +393,7 @@ fn execute(
     // sweep: without segments searches scan). The last draft is written
     // while the merger may still be merging.
     let last = store.write_draft(rest);
-    let (mut built, merged) = merger
-        .and_then(|h| h.join().ok())
-        .unwrap_or_default();
+    let (mut built, merged) = merger.and_then(|h| h.join().ok()).unwrap_or_default();
     if let Ok(Some((r, _))) = last {
         built.push(r);
     }
@@ -765,9 +763,7 @@ impl Units<'_> {
         match r {
             Ok(r) => r,
             Err(HelperError::Spawn(e)) => Err(e),
-            Err(HelperError::Panicked) => {
-                Err(std::io::Error::other("the cursor capture panicked"))
-            }
+            Err(HelperError::Panicked) => Err(std::io::Error::other("the cursor capture panicked")),
             Err(HelperError::TimedOut) => Err(std::io::Error::new(
                 std::io::ErrorKind::TimedOut,
                 format!(

@@ -705,7 +705,10 @@ mod tests {
         let mut f: Vec<SegmentRef> = [33, 34, 35, 200].map(seg).to_vec();
         assert_eq!(fresh_merge(&f), None);
         f.push(seg(36));
-        assert_eq!(names(&f, fresh_merge(&f).unwrap()), ["33", "34", "35", "36"]);
+        assert_eq!(
+            names(&f, fresh_merge(&f).unwrap()),
+            ["33", "34", "35", "36"]
+        );
         // Segments past the cap never merge; four that would exceed it slide
         // on to the next that fit.
         let f: Vec<SegmentRef> = [1024, 1024, 1024, 1024].map(seg).to_vec();
