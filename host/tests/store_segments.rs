@@ -186,6 +186,50 @@ fn a_live_append_writes_a_small_segment_and_small_ones_merge() {
 }
 
 #[test]
+fn a_merge_of_fresh_segments_equals_one_build_over_their_shards() {
+    let home = temp_dir("seg-fresh-merge");
+    for n in 1..=8 {
+        write_session(&home, n, 2, 500);
+    }
+    run_ok(&home, &["index"], 0);
+    let store = open(&home);
+    let mut gens: Vec<(String, u64)> = store
+        .current()
+        .unwrap()
+        .sessions
+        .values()
+        .map(|e| (e.generation_file.clone(), e.bytes))
+        .collect();
+    gens.sort();
+    assert_eq!(gens.len(), 8);
+    let shard = |g: &str| {
+        recall_core::PreparedShard::from_bytes(&store.generation_bytes(g).unwrap()).unwrap()
+    };
+    // Four segments of two shards each, as four worker drafts would be.
+    let mut fresh = Vec::new();
+    for pair in gens.chunks(2) {
+        let mut d = segments::SegmentDraft::default();
+        for (g, b) in pair {
+            d.add(g, &shard(g), *b);
+        }
+        fresh.push(store.write_draft(d).unwrap().unwrap().0);
+    }
+    let merged = store.merge_fresh(&fresh).unwrap().unwrap();
+    assert_eq!(merged.generations, 8);
+    assert_eq!(
+        merged.source_bytes,
+        gens.iter().map(|(_, b)| b).sum::<u64>()
+    );
+    let mut whole = segments::SegmentDraft::default();
+    for (g, b) in &gens {
+        whole.add(g, &shard(g), *b);
+    }
+    let whole = store.write_draft(whole).unwrap().unwrap().0;
+    assert_eq!(merged.name, whole.name, "the same bytes, so the same name");
+    assert_eq!(store.merge_fresh(&[]).unwrap(), None);
+}
+
+#[test]
 fn a_torn_segment_is_never_trusted_and_is_rebuilt() {
     let home = temp_dir("seg-torn");
     for n in 1..=4 {

@@ -22,7 +22,7 @@ pub mod open;
 pub mod pi;
 pub mod resume;
 
-pub use resume::{extract_resumable, Checkpoint, Fed, Resumed};
+pub use resume::{extract_resumable, extract_resumable_with, Checkpoint, Fed, Resumed};
 
 use agent::{entry, Entry};
 use recall_core::model::{Mark, MessageRecord, SessionMeta, Source};

@@ -78,6 +78,18 @@ pub fn extract_resumable(
     run(src, ends, from, true)
 }
 
+/// [`extract_resumable`], building the checkpoint only when `checkpoint`:
+/// a sweep keeps checkpoints of live units only, and building one clones
+/// the extractor's state (the same records either way).
+pub fn extract_resumable_with(
+    src: &SessionSource,
+    ends: &[u64],
+    from: Option<&Checkpoint>,
+    checkpoint: bool,
+) -> Result<Resumed, ExtractError> {
+    run(src, ends, from, checkpoint)
+}
+
 /// The registry row that reads `src`.
 fn agent_of(src: &SessionSource) -> Option<&'static Entry> {
     AGENTS

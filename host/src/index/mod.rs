@@ -9,6 +9,7 @@
 
 pub mod build;
 pub mod cursor;
+mod helper;
 pub mod plan;
 pub mod progress;
 mod resume;

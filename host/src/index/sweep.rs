@@ -9,14 +9,16 @@
 
 use super::build::{self, Previous};
 use super::cursor::{capture, stat_only};
+use super::helper::{Helper, HelperError};
 use super::plan::{self, expired, Kind, Work};
 use super::resume;
 use super::ShardHook;
 use super::{needs_reparse, IndexError, Indexer, PARSER_VERSION};
 use crate::extract::{self, Extracted, SessionSource};
+use crate::store::generations::{Pending, Written};
 use crate::store::retention::newest_ms;
 use crate::store::retention::{GcMode, FULL_GC_EVERY_MS};
-use crate::store::segments::{SegmentDraft, SegmentRef};
+use crate::store::segments::{self, SegmentDraft, SegmentRef};
 use crate::store::snapshots::GRACE_MS;
 use crate::store::{wall_ms, Batch, SkipReason, SkippedUnit, Store};
 use recall_core::model::{FileCursor, ManifestEntry, Shard};
@@ -94,7 +96,34 @@ struct Processed {
     resumed: bool,
     /// Secondary files left out (`path: reason`).
     skipped_files: Vec<String>,
+    /// The session's new generation body, written but not yet fsynced
+    /// nor named: the worker's syncer commits it before the coordinator
+    /// sees the entry, so no publish references a generation the disk
+    /// does not hold.
+    pending: Option<Pending>,
 }
+
+impl Processed {
+    /// Fsyncs and names the pending generation; one that cannot be
+    /// committed makes the unit a store fault (retried next sweep).
+    fn commit(&mut self) {
+        let Some(p) = self.pending.take() else { return };
+        if p.commit().is_ok() {
+            return;
+        }
+        if let Done::Session { main, entry, .. } = &self.done {
+            self.done = Done::Failed {
+                main: main.clone(),
+                reason: "cannot write its generation".into(),
+                files: entry.files.clone(),
+                store_fault: true,
+            };
+        }
+    }
+}
+
+/// Units a worker may have ahead of its syncer (bounds the open temp files).
+const SYNC_QUEUE: usize = 32;
 
 /// What came of one unit.
 enum Done {
@@ -241,22 +270,42 @@ fn execute(
     };
     let mut failure: Option<IndexError> = None;
 
-    // Segments the workers wrote, and what each had left unwritten.
-    let mut built: Vec<SegmentRef> = Vec::new();
+    // Segments the workers write go to the merger as they are written;
+    // what each worker had left unwritten is appended into one last draft.
+    let (seg_tx, seg_rx) = mpsc::channel::<SegmentRef>();
+    let merger = spawn_merger(ix.store.clone(), seg_rx, report.backfill);
     let mut rest = SegmentDraft::default();
 
     std::thread::scope(|scope| {
         let mut handles = Vec::with_capacity(workers);
         for _ in 0..workers {
+            // Each worker's syncer fsyncs and names its generations, in
+            // order, and only then hands the units on: the worker's core
+            // prepares the next unit meanwhile instead of waiting for the
+            // disk.
             let tx = tx.clone();
+            let (stx, srx) = mpsc::sync_channel::<(usize, Processed)>(SYNC_QUEUE);
+            scope.spawn(move || {
+                for (i, mut p) in srx {
+                    p.commit();
+                    if tx.send((i, p)).is_err() {
+                        break;
+                    }
+                }
+            });
             let (work, next, unit_ctx) = (&work, &next, &unit_ctx);
+            let written = seg_tx.clone();
             handles.push(scope.spawn(move || {
-                let mut seg = WorkerSegments::default();
+                let mut seg = WorkerSegments {
+                    draft: SegmentDraft::default(),
+                    written,
+                };
+                let mut helper = Helper::default();
                 loop {
                     let i = next.fetch_add(1, Relaxed);
                     let Some(w) = work.get(i) else { break };
-                    let done = unit_ctx.process(w, &mut seg);
-                    if tx.send((i, done)).is_err() {
+                    let done = unit_ctx.process(w, &mut seg, &mut helper);
+                    if stx.send((i, done)).is_err() {
                         break;
                     }
                 }
@@ -264,6 +313,7 @@ fn execute(
             }));
         }
         drop(tx);
+        drop(seg_tx);
         for (i, p) in rx.iter() {
             let w = &work[i];
             let done = p.done;
@@ -303,7 +353,6 @@ fn execute(
         for h in handles {
             // A worker that panicked outside extraction built nothing usable.
             if let Ok(seg) = h.join() {
-                built.extend(seg.written);
                 rest.append(seg.draft);
             }
         }
@@ -341,11 +390,14 @@ fn execute(
     report.store_id = cur.store_id.clone();
     // The index segments follow the manifest: the workers' segments are
     // listed, and anything they do not cover is indexed (never fails the
-    // sweep: without segments searches scan).
-    if let Ok(Some((r, _))) = store.write_draft(rest) {
+    // sweep: without segments searches scan). The last draft is written
+    // while the merger may still be merging.
+    let last = store.write_draft(rest);
+    let (mut built, merged) = merger.and_then(|h| h.join().ok()).unwrap_or_default();
+    if let Ok(Some((r, _))) = last {
         built.push(r);
     }
-    if let Ok(r) = store.maintain_segments_deferring(built, ix.segment_deferral()) {
+    if let Ok(r) = store.maintain_segments_with(built, ix.segment_deferral(), !merged) {
         ix.note_deferred(r.deferred);
     }
     if report.publishes > 0 {
@@ -487,24 +539,67 @@ fn absorb(
 }
 
 /// One worker's index segments: the draft it is filling with the shards it
-/// prepares, and the full ones it wrote.
-#[derive(Default)]
+/// prepares, and where the full ones it writes go (the merger).
 struct WorkerSegments {
     draft: SegmentDraft,
-    written: Vec<SegmentRef>,
+    written: mpsc::Sender<SegmentRef>,
 }
 
 impl WorkerSegments {
     fn add(&mut self, store: &Store, generation: &str, shard: &PreparedShard, bytes: u64) {
         self.draft.add(generation, shard, bytes);
         if self.draft.full() {
-            // A segment that cannot be written leaves its generations
-            // uncovered: the maintenance after the sweep indexes them.
+            // A segment that cannot be written (or listed: no merger) leaves
+            // its generations uncovered: the maintenance after the sweep
+            // indexes them.
             if let Ok(Some((r, _))) = store.write_draft(std::mem::take(&mut self.draft)) {
-                self.written.push(r);
+                let _ = self.written.send(r);
             }
         }
     }
+}
+
+/// Collects the segments the workers write, on a thread of its own; in a
+/// backfill it also runs the sweep's one tier merge as soon as the workers
+/// have written the segments it takes ([`segments::fresh_merge`]), while
+/// they go on — rather than after them, with one core idle. Answers the
+/// segments to list (the merged one first) and whether it merged. `None`
+/// when no thread could be started (the workers' segments then go
+/// unlisted and their generations are indexed again after the sweep).
+fn spawn_merger(
+    store: Arc<Store>,
+    written: mpsc::Receiver<SegmentRef>,
+    backfill: bool,
+) -> Option<std::thread::JoinHandle<(Vec<SegmentRef>, bool)>> {
+    std::thread::Builder::new()
+        .name("recall-merge".into())
+        .spawn(move || {
+            let mut refs: Vec<SegmentRef> = Vec::new();
+            let (mut tried, mut merged) = (!backfill, false);
+            for r in written {
+                refs.push(r);
+                if tried {
+                    continue;
+                }
+                let Some(group) = segments::fresh_merge(&refs) else {
+                    continue;
+                };
+                // One attempt: a merge that fails leaves its inputs listed
+                // and the pass after the sweep merges as usual.
+                tried = true;
+                let inputs: Vec<SegmentRef> = group.iter().map(|&i| refs[i].clone()).collect();
+                if let Ok(Some(m)) = store.merge_fresh(&inputs) {
+                    let kept = refs
+                        .into_iter()
+                        .enumerate()
+                        .filter_map(|(i, r)| (!group.contains(&i)).then_some(r));
+                    refs = std::iter::once(m).chain(kept).collect();
+                    merged = true;
+                }
+            }
+            (refs, merged)
+        })
+        .ok()
 }
 
 /// What the workers of a sweep share to process units.
@@ -536,7 +631,7 @@ impl Units<'_> {
 
     /// Extracts one unit (resuming from its checkpoint when it only grew)
     /// and writes its generation.
-    fn process(&self, w: &Work, seg: &mut WorkerSegments) -> Processed {
+    fn process(&self, w: &Work, seg: &mut WorkerSegments, helper: &mut Helper) -> Processed {
         let store = self.store;
         let main_path = w.src.files.first().cloned().unwrap_or_default();
         let failed = |reason: String, files: Vec<FileCursor>| Processed {
@@ -549,6 +644,7 @@ impl Units<'_> {
             bytes_read: 0,
             resumed: false,
             skipped_files: Vec::new(),
+            pending: None,
         };
         let generation = match w.kind {
             Kind::Rewritten => w.old_generation.saturating_add(1),
@@ -559,7 +655,7 @@ impl Units<'_> {
         let mut src = w.src.clone();
         src.files.clear();
         for f in &w.src.files {
-            match self.capture_bounded(f, generation) {
+            match self.capture_bounded(helper, f, generation) {
                 Ok(c) => {
                     files.push(c);
                     src.files.push(f.clone());
@@ -596,7 +692,7 @@ impl Units<'_> {
             _ => None,
         };
         let had_from = from.is_some();
-        let r = match self.extract_bounded(src, ends, from) {
+        let r = match self.extract_bounded(helper, src, ends, from, self.live(w)) {
             Ok(r) => r,
             Err(reason) => {
                 resume::forget(store, self.checkpoints, &w.src.unit);
@@ -619,14 +715,18 @@ impl Units<'_> {
                 }
             }
         }
+        let mut pending = None;
         let done = match r.extracted {
             None => Done::Empty { main, files },
             Some(x) => match self.write_shard(w, x, generation, files.clone(), seg) {
-                Some((key, entry)) => Done::Session {
-                    main,
-                    key,
-                    entry: Box::new(entry),
-                },
+                Some((key, entry, p)) => {
+                    pending = p;
+                    Done::Session {
+                        main,
+                        key,
+                        entry: Box::new(entry),
+                    }
+                }
                 None => Done::Failed {
                     main,
                     reason: "cannot write its generation".into(),
@@ -640,29 +740,31 @@ impl Units<'_> {
             bytes_read: r.bytes_read,
             resumed: r.resumed,
             skipped_files,
+            pending,
         }
     }
 
-    /// A file's cursor, captured on a thread of its own within the unit
-    /// deadline: a file that does not answer (a stalled `open` or read on a
-    /// hung mount) is a `TimedOut` error, its thread left behind.
-    fn capture_bounded(&self, f: &std::path::Path, generation: u32) -> std::io::Result<FileCursor> {
-        let (tx, rx) = mpsc::sync_channel(1);
+    /// A file's cursor, captured on the worker's helper thread within the
+    /// unit deadline: a file that does not answer (a stalled `open` or read
+    /// on a hung mount) is a `TimedOut` error, its thread left behind.
+    fn capture_bounded(
+        &self,
+        helper: &mut Helper,
+        f: &std::path::Path,
+        generation: u32,
+    ) -> std::io::Result<FileCursor> {
         let (path, fault) = (f.to_path_buf(), self.file_fault.clone());
-        std::thread::Builder::new()
-            .name("recall-capture".into())
-            .spawn(move || {
-                if let Some(h) = &fault {
-                    h.call(&path);
-                }
-                let _ = tx.send(capture(&path, generation));
-            })?;
-        match rx.recv_timeout(self.deadline) {
-            Ok(r) => r,
-            Err(mpsc::RecvTimeoutError::Disconnected) => {
-                Err(std::io::Error::other("the cursor capture panicked"))
+        let r = helper.run(self.deadline, move || {
+            if let Some(h) = &fault {
+                h.call(&path);
             }
-            Err(mpsc::RecvTimeoutError::Timeout) => Err(std::io::Error::new(
+            capture(&path, generation)
+        });
+        match r {
+            Ok(r) => r,
+            Err(HelperError::Spawn(e)) => Err(e),
+            Err(HelperError::Panicked) => Err(std::io::Error::other("the cursor capture panicked")),
+            Err(HelperError::TimedOut) => Err(std::io::Error::new(
                 std::io::ErrorKind::TimedOut,
                 format!(
                     "did not answer within {} s (a stalled file?)",
@@ -672,45 +774,41 @@ impl Units<'_> {
         }
     }
 
-    /// Extracts on a thread of its own and waits for it at most the unit
-    /// deadline: a unit that does not finish (a stalled read on a hung
+    /// Extracts on the worker's helper thread and waits for it at most the
+    /// unit deadline: a unit that does not finish (a stalled read on a hung
     /// mount) is abandoned — its thread left behind, counted in [`STALLED`]
     /// until it ends — and the worker goes on. A panic is a failure too.
     fn extract_bounded(
         &self,
+        helper: &mut Helper,
         src: SessionSource,
         ends: Vec<u64>,
         from: Option<extract::Checkpoint>,
+        checkpoint: bool,
     ) -> Result<extract::Resumed, String> {
-        let (tx, rx) = mpsc::sync_channel(1);
         let fault = self.fault.clone();
         let done = Arc::new(AtomicBool::new(false));
         let done_t = done.clone();
-        let spawned = std::thread::Builder::new()
-            .name("recall-extract".into())
-            .spawn(move || {
-                let r = catch_unwind(AssertUnwindSafe(|| {
-                    if let Some(f) = &fault {
-                        f.call(&src);
-                    }
-                    extract::extract_resumable(&src, &ends, from.as_ref())
-                }));
-                let _ = tx.send(r);
-                // Whoever comes second (this thread finishing, or the waiter
-                // giving up) settles the stalled count.
-                if done_t.swap(true, SeqCst) {
-                    STALLED.fetch_sub(1, SeqCst);
+        let r = helper.run(self.deadline, move || {
+            let r = catch_unwind(AssertUnwindSafe(|| {
+                if let Some(f) = &fault {
+                    f.call(&src);
                 }
-            });
-        if let Err(e) = spawned {
-            return Err(format!("cannot start an extraction thread: {e}"));
-        }
-        match rx.recv_timeout(self.deadline) {
+                extract::extract_resumable_with(&src, &ends, from.as_ref(), checkpoint)
+            }));
+            // Whoever comes second (this job finishing, or the waiter
+            // giving up) settles the stalled count.
+            if done_t.swap(true, SeqCst) {
+                STALLED.fetch_sub(1, SeqCst);
+            }
+            r
+        });
+        match r {
             Ok(Ok(Ok(r))) => Ok(r),
             Ok(Ok(Err(e))) => Err(e.to_string()),
-            Ok(Err(_)) => Err("the extractor panicked".into()),
-            Err(mpsc::RecvTimeoutError::Disconnected) => Err("the extractor panicked".into()),
-            Err(mpsc::RecvTimeoutError::Timeout) => {
+            Ok(Err(_)) | Err(HelperError::Panicked) => Err("the extractor panicked".into()),
+            Err(HelperError::Spawn(e)) => Err(format!("cannot start an extraction thread: {e}")),
+            Err(HelperError::TimedOut) => {
                 STALLED.fetch_add(1, SeqCst);
                 if done.swap(true, SeqCst) {
                     STALLED.fetch_sub(1, SeqCst);
@@ -724,7 +822,8 @@ impl Units<'_> {
     }
 
     /// Builds, writes and filters the shard of an extracted unit; returns
-    /// its key and manifest entry.
+    /// its key, its manifest entry and its generation body when it still
+    /// has to be committed ([`Processed::pending`]).
     fn write_shard(
         &self,
         w: &Work,
@@ -732,7 +831,7 @@ impl Units<'_> {
         generation: u32,
         files: Vec<FileCursor>,
         seg: &mut WorkerSegments,
-    ) -> Option<(String, ManifestEntry)> {
+    ) -> Option<(String, ManifestEntry, Option<Pending>)> {
         // Only a rewrite carries old records (those of generations below the
         // current one): a session never rewritten has none to carry.
         let prev_shard = match (&w.old_file, w.kind) {
@@ -756,7 +855,10 @@ impl Units<'_> {
             });
         let shard = build::shard(x, generation, previous);
         let body = serde_json::to_vec(&shard).ok()?;
-        let name = self.store.write_generation(&body).ok()?;
+        let (name, pending) = match self.store.write_generation_pending(&body).ok()? {
+            Written::Named(name) => (name, None),
+            Written::Pending(p) => (p.name().to_string(), Some(p)),
+        };
         let mut entry = build::entry(
             &shard,
             name,
@@ -783,7 +885,7 @@ impl Units<'_> {
         if let Some(hook) = self.hook.as_ref().filter(|_| self.live(w)) {
             hook.call(&entry.generation_file, Arc::new(prepared));
         }
-        Some((key, entry))
+        Some((key, entry, pending))
     }
 }
 

@@ -55,35 +55,109 @@ fn stem(name: &str) -> &str {
 /// the file name. `sync` fsyncs the body before it gets its name; the
 /// folder is fsynced once per publish ([`sync_names`]).
 pub fn write(dir: &Path, body: &[u8], sync: bool) -> Result<String, StoreError> {
+    match write_pending(dir, body, sync)? {
+        Written::Named(name) => Ok(name),
+        Written::Pending(p) => p.commit(),
+    }
+}
+
+/// What [`write_pending`] left to do.
+#[derive(Debug)]
+pub enum Written {
+    /// The generation exists under its name (its mtime refreshed).
+    Named(String),
+    /// The body sits in a temp file: [`Pending::commit`] names it.
+    Pending(Pending),
+}
+
+/// A shard body written to a temp file, not yet fsynced nor named: a sweep
+/// worker hands it to a thread of its own that commits it, so the worker's
+/// core goes on preparing the next unit while the disk syncs. Dropped
+/// uncommitted, the temp file is removed.
+#[derive(Debug)]
+pub struct Pending {
+    name: String,
+    tmp: PathBuf,
+    dest: PathBuf,
+    file: Option<File>,
+    sync: bool,
+}
+
+impl Pending {
+    /// The file name the body gets.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Fsyncs the body (when asked) and links it to its name; returns the
+    /// name.
+    pub fn commit(mut self) -> Result<String, StoreError> {
+        let file = self.file.take();
+        let result = (|| -> io::Result<()> {
+            if let (Some(f), true) = (&file, self.sync) {
+                f.sync_all()?;
+            }
+            drop(file);
+            match fs::hard_link(&self.tmp, &self.dest) {
+                Ok(()) => fs::remove_file(&self.tmp),
+                // A concurrent writer linked the same bytes, or a damaged file
+                // sits under the name: replace it whole.
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                    fs::rename(&self.tmp, &self.dest)
+                }
+                Err(e) => Err(e),
+            }
+        })();
+        // Linked (and the temp name gone) or failed: either way `Drop`
+        // has nothing left to remove but a failed attempt's temp file.
+        match result {
+            Ok(()) => {
+                self.tmp = PathBuf::new();
+                Ok(std::mem::take(&mut self.name))
+            }
+            Err(e) => Err(StoreError::io(&self.dest, e)),
+        }
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        if !self.tmp.as_os_str().is_empty() {
+            let _ = fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+/// The first half of [`write`]: the body's name, and unless a generation
+/// of that name exists, the body written to a temp file (not fsynced).
+pub fn write_pending(dir: &Path, body: &[u8], sync: bool) -> Result<Written, StoreError> {
     let name = generation_file_name(body);
     let dest = dir.join(&name);
     // Same name and length: the same bytes (a truncated or overwritten file
-    // of another length is replaced below).
+    // of another length is replaced when the pending body is committed).
     if fs::metadata(&dest).is_ok_and(|m| m.len() == body.len() as u64) {
         touch(&dest);
-        return Ok(name);
+        return Ok(Written::Named(name));
     }
     let tmp = dir.join(format!("{TMP_PREFIX}{}", random_hex(8)));
-    let result = (|| -> io::Result<()> {
+    let file = (|| -> io::Result<File> {
         let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
         f.write_all(body)?;
-        if sync {
-            f.sync_all()?;
-        }
-        drop(f);
-        match fs::hard_link(&tmp, &dest) {
-            Ok(()) => fs::remove_file(&tmp),
-            // A concurrent writer linked the same bytes, or a damaged file
-            // sits under the name: replace it whole.
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => fs::rename(&tmp, &dest),
-            Err(e) => Err(e),
-        }
+        Ok(f)
     })();
-    if let Err(e) = result {
-        let _ = fs::remove_file(&tmp);
-        return Err(StoreError::io(&dest, e));
+    match file {
+        Ok(f) => Ok(Written::Pending(Pending {
+            name,
+            tmp,
+            dest,
+            file: Some(f),
+            sync,
+        })),
+        Err(e) => {
+            let _ = fs::remove_file(&tmp);
+            Err(StoreError::io(&dest, e))
+        }
     }
-    Ok(name)
 }
 
 /// Makes the names written so far durable: one directory fsync before a
@@ -219,6 +293,41 @@ mod tests {
         assert!(read_grams(&d, &n2).is_some());
         fs::copy(&path, grams_path(&d, &n2).unwrap()).unwrap();
         assert_eq!(read_grams(&d, &n2), None, "a foreign sidecar is refused");
+        fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_pending_body_is_named_only_when_committed() {
+        let d = std::env::temp_dir().join(format!("recall-gen-{}", random_hex(6)));
+        fs::create_dir_all(&d).unwrap();
+        let temps = || {
+            fs::read_dir(&d)
+                .unwrap()
+                .flatten()
+                .filter(|e| e.file_name().to_string_lossy().starts_with(TMP_PREFIX))
+                .count()
+        };
+        let Written::Pending(p) = write_pending(&d, b"{\"b\":1}", true).unwrap() else {
+            panic!("a new body is pending");
+        };
+        let name = p.name().to_string();
+        assert!(list(&d).unwrap().is_empty(), "not named before its commit");
+        assert_eq!(p.commit().unwrap(), name);
+        assert_eq!(read(&d, &name).unwrap(), b"{\"b\":1}");
+        assert_eq!(temps(), 0);
+        // An existing generation is only touched; one dropped uncommitted
+        // leaves neither a name nor a temp file.
+        assert!(matches!(
+            write_pending(&d, b"{\"b\":1}", true).unwrap(),
+            Written::Named(n) if n == name
+        ));
+        let Written::Pending(p) = write_pending(&d, b"{\"b\":2}", false).unwrap() else {
+            panic!("a new body is pending");
+        };
+        assert_eq!(temps(), 1);
+        drop(p);
+        assert_eq!(temps(), 0);
+        assert_eq!(list(&d).unwrap(), vec![name]);
         fs::remove_dir_all(&d).unwrap();
     }
 }

@@ -395,6 +395,17 @@ impl Store {
         generations::write(&self.generations, body, self.sync_generations)
     }
 
+    /// [`Store::write_generation`] in two steps: the body goes to a temp
+    /// file now, [`generations::Pending::commit`] fsyncs and names it later
+    /// (a sweep commits on a thread of its own, before the publish that
+    /// references it).
+    pub fn write_generation_pending(
+        &self,
+        body: &[u8],
+    ) -> Result<generations::Written, StoreError> {
+        generations::write_pending(&self.generations, body, self.sync_generations)
+    }
+
     /// Writes the trigram filters of a generation (if absent).
     pub fn write_grams(&self, name: &str, grams: &[u8]) -> Result<(), StoreError> {
         generations::write_grams(&self.generations, name, grams)

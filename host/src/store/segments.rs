@@ -360,6 +360,18 @@ impl Store {
         fresh: Vec<SegmentRef>,
         defer: Option<Deferral>,
     ) -> Result<SegmentReport, StoreError> {
+        self.maintain_segments_with(fresh, defer, true)
+    }
+
+    /// [`Store::maintain_segments_deferring`]; `merge: false` = no tier
+    /// merge in this pass (the sweep already did its one, [`Store::merge_fresh`]).
+    pub fn maintain_segments_with(
+        &self,
+        fresh: Vec<SegmentRef>,
+        defer: Option<Deferral>,
+        merge: bool,
+    ) -> Result<SegmentReport, StoreError> {
+        let may_merge = merge;
         let manifest = self.current()?;
         if manifest.store_id.is_empty() {
             return Ok(SegmentReport::default());
@@ -434,7 +446,7 @@ impl Store {
             }
         }
         let mut merge: Vec<usize> = Vec::new();
-        for members in tiers.values_mut().filter(|_| !deferring) {
+        for members in tiers.values_mut().filter(|_| !deferring && may_merge) {
             if members.len() < MERGE_FACTOR {
                 continue;
             }
@@ -514,6 +526,24 @@ impl Store {
             .map_err(|e| StoreError::io(&self.dir().join(LIST), e))?;
         report.bytes_written += bytes.len() as u64;
         Ok(report)
+    }
+
+    /// Merges segments a sweep's workers have just written (keeping every
+    /// generation they name: a later pass drops the ones the manifest does
+    /// not hold), from their postings, and writes the result; `None` when
+    /// `refs` is empty. A backfill runs its pass's one tier merge this way
+    /// while its workers go on, instead of after them ([`fresh_merge`]).
+    pub fn merge_fresh(&self, refs: &[SegmentRef]) -> Result<Option<SegmentRef>, StoreError> {
+        let sdir = self.segments_dir();
+        let mut draft = SegmentDraft::default();
+        for r in refs {
+            let seg = self
+                .open_cached(&sdir, &r.name)
+                .map_err(|e| StoreError::io(&sdir.join(&r.name), io::Error::other(e)))?;
+            draft.builder.add_segment(&seg, |_| true);
+            draft.source_bytes += r.source_bytes;
+        }
+        Ok(self.write_draft(draft)?.map(|(r, _)| r))
     }
 
     /// Builds and writes one segment over `gens` (skipping generations that
@@ -612,6 +642,28 @@ impl Store {
     }
 }
 
+/// The segments of `fresh` that the tier policy merges first: the first
+/// [`MERGE_FACTOR`] of one tier (in the order given) whose merge stays
+/// within [`MAX_MERGED_BYTES`]; their indices.
+pub fn fresh_merge(fresh: &[SegmentRef]) -> Option<Vec<usize>> {
+    let mut tiers: std::collections::BTreeMap<u32, Vec<usize>> = Default::default();
+    for (i, s) in fresh.iter().enumerate() {
+        if s.source_bytes >= MAX_MERGED_BYTES {
+            continue;
+        }
+        let members = tiers.entry(tier(s.source_bytes)).or_default();
+        members.push(i);
+        let total: u64 = members.iter().map(|&m| fresh[m].source_bytes).sum();
+        if members.len() == MERGE_FACTOR && total <= MAX_MERGED_BYTES {
+            return Some(members.clone());
+        }
+        if members.len() == MERGE_FACTOR {
+            members.remove(0);
+        }
+    }
+    None
+}
+
 /// Size tier: powers of 4 of MiB.
 fn tier(bytes: u64) -> u32 {
     let mib = (bytes >> 20).max(1);
@@ -655,6 +707,33 @@ mod tests {
         ] {
             assert!(!is_segment_name(bad), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_sweep_merges_the_first_full_tier_that_fits() {
+        let seg = |mib: u64| SegmentRef {
+            name: format!("{mib}"),
+            generations: 1,
+            source_bytes: mib << 20,
+        };
+        let names = |f: &[SegmentRef], g: Vec<usize>| -> Vec<String> {
+            g.into_iter().map(|i| f[i].name.clone()).collect()
+        };
+        // Three of one tier are not enough; a fourth of another tier does
+        // not complete it.
+        let mut f: Vec<SegmentRef> = [33, 34, 35, 200].map(seg).to_vec();
+        assert_eq!(fresh_merge(&f), None);
+        f.push(seg(36));
+        assert_eq!(
+            names(&f, fresh_merge(&f).unwrap()),
+            ["33", "34", "35", "36"]
+        );
+        // Segments past the cap never merge; four that would exceed it slide
+        // on to the next that fit.
+        let f: Vec<SegmentRef> = [1024, 1024, 1024, 1024].map(seg).to_vec();
+        assert_eq!(fresh_merge(&f), None);
+        let f: Vec<SegmentRef> = [700, 256, 256, 256, 256].map(seg).to_vec();
+        assert_eq!(names(&f, fresh_merge(&f).unwrap()), ["256"; 4]);
     }
 
     #[test]
