@@ -155,11 +155,15 @@ pub fn search(query: &Query, env: &SearchEnv<'_>) -> Result<Response, QueryError
     let dir = env
         .catalog
         .directory(&snap.manifest, env.catalog.segments());
+    // The scan deadline runs from here: opening or building the snapshot's
+    // index (a `MemIndex` builds its segment on the first search, in the
+    // browser under a real clock) is one-time work, not this query's scan.
+    let scan_from = (env.clock)();
     let plan = plan(query, &dir, env.catalog);
     let terms = Terms::of(query);
     let t1 = us();
     let mut collector = Collector::new(query.limit, query.sort, snap.after.clone());
-    let stop = scan(&plan, query, &terms, env, started, &mut collector);
+    let stop = scan(&plan, query, &terms, env, scan_from, &mut collector);
     let found = collector.finish(stop.stopped_before);
     let t2 = us();
     let outcome = Outcome {
