@@ -63,14 +63,7 @@ pub fn snippet(original: &str, folded: &[u8], map: Option<&OffsetMap>, terms: &[
         })
         .min()
         .unwrap_or(0);
-    let mut start = first.saturating_sub(BEFORE);
-    while !original.is_char_boundary(start) {
-        start -= 1;
-    }
-    let mut end = (start + WINDOW).min(original.len());
-    while !original.is_char_boundary(end) {
-        end += 1;
-    }
+    let (start, end) = window(original, first);
     let mut ranges: Vec<(usize, usize)> = Vec::new();
     for t in terms {
         t.for_each(folded, map, |s, e| {
@@ -84,19 +77,38 @@ pub fn snippet(original: &str, folded: &[u8], map: Option<&OffsetMap>, terms: &[
             true
         });
     }
-    ranges.sort_unstable();
-    let mut merged: Vec<[u64; 2]> = Vec::with_capacity(ranges.len());
-    for (s, e) in ranges {
-        match merged.last_mut() {
-            Some(last) if s as u64 <= last[1] => last[1] = last[1].max(e as u64),
-            _ => merged.push([s as u64, e as u64]),
-        }
-    }
     Snippet {
         offset: start,
         text: original[start..end].to_string(),
-        ranges: merged,
+        ranges: merged(ranges),
     }
+}
+
+/// The window around the earliest occurrence (at `first`): [`BEFORE`]
+/// bytes ahead of it, [`WINDOW`] bytes long, widened to char boundaries.
+fn window(original: &str, first: usize) -> (usize, usize) {
+    let mut start = first.saturating_sub(BEFORE);
+    while !original.is_char_boundary(start) {
+        start -= 1;
+    }
+    let mut end = (start + WINDOW).min(original.len());
+    while !original.is_char_boundary(end) {
+        end += 1;
+    }
+    (start, end)
+}
+
+/// Highlight ranges sorted, overlapping or touching ones merged.
+fn merged(mut ranges: Vec<(usize, usize)>) -> Vec<[u64; 2]> {
+    ranges.sort_unstable();
+    let mut out: Vec<[u64; 2]> = Vec::with_capacity(ranges.len());
+    for (s, e) in ranges {
+        match out.last_mut() {
+            Some(last) if s as u64 <= last[1] => last[1] = last[1].max(e as u64),
+            _ => out.push([s as u64, e as u64]),
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -117,31 +129,16 @@ mod tests {
             });
         }
         let first = occ.iter().map(|o| o.0).min().unwrap_or(0);
-        let mut start = first.saturating_sub(BEFORE);
-        while !original.is_char_boundary(start) {
-            start -= 1;
-        }
-        let mut end = (start + WINDOW).min(original.len());
-        while !original.is_char_boundary(end) {
-            end += 1;
-        }
-        let mut ranges: Vec<(usize, usize)> = occ
+        let (start, end) = window(original, first);
+        let ranges: Vec<(usize, usize)> = occ
             .into_iter()
             .filter(|&(s, e)| s < end && e > start)
             .map(|(s, e)| (s.max(start), e.min(end)))
             .collect();
-        ranges.sort_unstable();
-        let mut merged: Vec<[u64; 2]> = Vec::new();
-        for (s, e) in ranges {
-            match merged.last_mut() {
-                Some(last) if s as u64 <= last[1] => last[1] = last[1].max(e as u64),
-                _ => merged.push([s as u64, e as u64]),
-            }
-        }
         Snippet {
             offset: start,
             text: original[start..end].to_string(),
-            ranges: merged,
+            ranges: merged(ranges),
         }
     }
 

@@ -105,6 +105,25 @@ fn naive(lane: &Lane, terms: &[String]) -> (Option<u64>, bool) {
     (best, raw)
 }
 
+/// The shards prepared, and one segment over them (ordinals in order).
+fn segment_over(shards: &[Vec<(bool, String)>]) -> (Vec<PreparedShard>, Segment) {
+    let prepared: Vec<PreparedShard> = shards
+        .iter()
+        .enumerate()
+        .map(|(n, r)| prepared(r, n))
+        .collect();
+    let names: Vec<String> = (0..prepared.len())
+        .map(|i| format!("{i:016x}.json"))
+        .collect();
+    let input: Vec<(&str, &PreparedShard)> = names
+        .iter()
+        .map(String::as_str)
+        .zip(prepared.iter())
+        .collect();
+    let seg = Segment::open(build(&input)).unwrap();
+    (prepared, seg)
+}
+
 fn terms_from(
     shards: &[Vec<(bool, String)>],
     picks: &[(usize, usize, usize, usize)],
@@ -146,12 +165,7 @@ proptest! {
             terms.push(r);
         }
         prop_assume!(!terms.is_empty());
-        let prepared: Vec<PreparedShard> =
-            shards.iter().enumerate().map(|(n, r)| prepared(r, n)).collect();
-        let names: Vec<String> = (0..prepared.len()).map(|i| format!("{i:016x}.json")).collect();
-        let input: Vec<(&str, &PreparedShard)> =
-            names.iter().map(String::as_str).zip(prepared.iter()).collect();
-        let seg = Segment::open(build(&input)).unwrap();
+        let (prepared, seg) = segment_over(&shards);
         let needles: Vec<&[u8]> = terms.iter().map(|t| t.as_bytes()).collect();
         for lanes in [
             Lanes { conversation: true, tool: false },
@@ -190,12 +204,7 @@ proptest! {
     ) {
         let terms = terms_from(&shards, &picks);
         prop_assume!(!terms.is_empty());
-        let prepared: Vec<PreparedShard> =
-            shards.iter().enumerate().map(|(n, r)| prepared(r, n)).collect();
-        let names: Vec<String> = (0..prepared.len()).map(|i| format!("{i:016x}.json")).collect();
-        let input: Vec<(&str, &PreparedShard)> =
-            names.iter().map(String::as_str).zip(prepared.iter()).collect();
-        let seg = Segment::open(build(&input)).unwrap();
+        let (prepared, seg) = segment_over(&shards);
         let needles: Vec<&[u8]> = terms.iter().map(|t| t.as_bytes()).collect();
         let lanes = Lanes { conversation: true, tool: false };
         let probe = seg.probe(&needles, lanes);

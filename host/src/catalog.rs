@@ -140,7 +140,7 @@ impl Catalog for StoreCatalog {
     /// for the next query, a finished one is cached.
     fn load_within(
         &self,
-        _key: &str,
+        key: &str,
         entry: &ManifestEntry,
         tools: bool,
         expired: &dyn Fn() -> bool,
@@ -170,7 +170,7 @@ impl Catalog for StoreCatalog {
             // again: they were 44 % of a cold load's time at 10 GB (perf,
             // 3-term queries), and a shard a segment covers never needs
             // them for its own search.
-            let known = || self.arena.grams(name, || self.store.grams_bytes(name));
+            let known = || self.grams(key, entry);
             let done = load.chunk(known, self.arena.worked())?;
             if let Some(shard) = done {
                 let shard = Arc::new(shard);
