@@ -3,7 +3,7 @@
 //! `SOURCES.md`, the generator, the contract). This test checks the vendored
 //! copy is complete, and, when `<repo>/../shared` is present, that it equals
 //! it byte for byte, so a change there is noticed and re-vendored
-//! (`cp -r ../shared/{corpus,corpus-gen,DESIGN.md,FORMATS.md,FORMATS-dsh.md} tests/shared/`).
+//! (`cp -r ../shared/{corpus,corpus-gen,DESIGN.md,FORMATS.md,FORMATS-dsh.md,FORMATS-next.md} tests/shared/`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -15,6 +15,7 @@ const VENDORED: &[&str] = &[
     "DESIGN.md",
     "FORMATS.md",
     "FORMATS-dsh.md",
+    "FORMATS-next.md",
 ];
 
 fn vendored_dir() -> PathBuf {
