@@ -88,6 +88,15 @@ impl Cursor {
     }
 }
 
+/// A bound as the fingerprint holds it: an instant as its epoch ms (as
+/// before relative forms existed), a relative form as its canonical text.
+fn time_key(ms: Option<i64>, spec: Option<crate::time::TimeSpec>) -> serde_json::Value {
+    match spec {
+        Some(t) if t.is_relative() => serde_json::json!(t.canonical()),
+        _ => serde_json::json!(ms),
+    }
+}
+
 /// Fingerprint of the normalized request: everything but `limit` and `cursor`.
 pub fn fingerprint(q: &Query) -> String {
     let mut canonical = serde_json::json!({
@@ -95,8 +104,8 @@ pub fn fingerprint(q: &Query) -> String {
         "sources": q.sources,
         "roles": q.roles,
         "scope": q.scope,
-        "since": q.since,
-        "until": q.until,
+        "since": time_key(q.since, q.since_spec),
+        "until": time_key(q.until, q.until_spec),
         "cwd": q.cwd,
         "include_superseded": q.include_superseded,
         "subagents": q.subagents,

@@ -8,7 +8,7 @@
 use crate::error::ErrorCode;
 use crate::fold::fold_str;
 use crate::model::{Role, Source};
-use crate::time::parse_rfc3339_ms;
+use crate::time::{Clock, TimeSpec};
 use serde::{Deserialize, Serialize};
 
 /// Largest raw `q`, in bytes.
@@ -79,6 +79,13 @@ pub struct Request {
     pub limit: Option<String>,
     /// Opaque cursor from the previous page.
     pub cursor: Option<String>,
+    /// The caller's now (epoch ms), which relative times (`7d`) are read
+    /// against; set by the host edge, or by a client that keeps its own clock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub now_ms: Option<String>,
+    /// The caller's zone offset from UTC in minutes (places `today`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub utc_offset_min: Option<String>,
 }
 
 impl Request {
@@ -110,6 +117,8 @@ impl Request {
                 "sort" => r.sort = v,
                 "limit" => r.limit = v,
                 "cursor" => r.cursor = v,
+                "now_ms" => r.now_ms = v,
+                "utc_offset_min" => r.utc_offset_min = v,
                 _ => {}
             }
         }
@@ -172,15 +181,22 @@ impl Request {
             Some(list) => Some(parse_sources(list)?),
         };
         let roles = parse_roles(self.role.as_deref(), scope)?;
-        let since = self
+        let clock = self.clock()?;
+        let since_spec = self
             .since
             .as_deref()
-            .map(|s| parse_time(s, "since"))
+            .map(|s| parse_spec(s, "since"))
             .transpose()?;
-        let until = self
+        let until_spec = self
             .until
             .as_deref()
-            .map(|s| parse_time(s, "until"))
+            .map(|s| parse_spec(s, "until"))
+            .transpose()?;
+        let since = since_spec
+            .map(|t| resolve(t, clock.as_ref(), "since"))
+            .transpose()?;
+        let until = until_spec
+            .map(|t| resolve(t, clock.as_ref(), "until"))
             .transpose()?;
         let cwd = self.cwd.as_deref().map(parse_cwds).unwrap_or_default();
         let models = self.model.as_deref().map(parse_models).unwrap_or_default();
@@ -203,6 +219,8 @@ impl Request {
             scope,
             since,
             until,
+            since_spec,
+            until_spec,
             cwd,
             models,
             include_superseded,
@@ -250,6 +268,11 @@ pub struct Query {
     pub since: Option<i64>,
     /// Inclusive upper bound on `ts_ms`.
     pub until: Option<i64>,
+    /// `since` as given (a relative form fingerprints as itself, so a
+    /// cursor stays valid while `now` moves).
+    pub since_spec: Option<TimeSpec>,
+    /// `until` as given.
+    pub until_spec: Option<TimeSpec>,
     /// Path prefixes on the session cwd (empty = any).
     pub cwd: Vec<String>,
     /// Lowercased model names; a session passes when it records any of
@@ -444,16 +467,87 @@ pub fn path_has_prefix(path: &str, prefix: &str) -> bool {
     }
 }
 
-/// Parses `since`/`until`: epoch milliseconds, or RFC 3339 (a date-time with
-/// no offset is UTC; a bare date is its midnight UTC).
-pub fn parse_time(s: &str, name: &str) -> Result<i64, QueryError> {
-    let s = s.trim();
-    if let Ok(ms) = s.parse::<i64>() {
-        return Ok(ms);
+/// Parses `since`/`until` through the one time parser
+/// ([`crate::time::TimeSpec`]): epoch ms, RFC 3339 (a date-time with no
+/// offset is UTC; a bare date is its midnight UTC), or a relative form
+/// (`7d`, `24h`, `2w`, `today`, `yesterday`) read against `clock`.
+pub fn parse_time(s: &str, name: &str, clock: Option<&Clock>) -> Result<i64, QueryError> {
+    resolve(parse_spec(s, name)?, clock, name)
+}
+
+fn parse_spec(s: &str, name: &str) -> Result<TimeSpec, QueryError> {
+    TimeSpec::parse(s).map_err(|e| QueryError::invalid(format!("{name}: {e}")))
+}
+
+fn resolve(t: TimeSpec, clock: Option<&Clock>, name: &str) -> Result<i64, QueryError> {
+    t.resolve(clock)
+        .map_err(|e| QueryError::invalid(format!("{name}: {e}")))
+}
+
+/// The time fields of a pairs-built request (`since`, `until`, `now_ms`,
+/// `utc_offset_min`), gathered first and read together once every pair is
+/// in, so the clock may come after the times it reads.
+#[derive(Debug, Default)]
+pub struct TimeFields<'a> {
+    since: Option<&'a str>,
+    until: Option<&'a str>,
+    now_ms: Option<&'a str>,
+    utc_offset_min: Option<&'a str>,
+}
+
+impl<'a> TimeFields<'a> {
+    /// Takes the pair if it is a time field.
+    pub fn take(&mut self, k: &str, v: &'a str) -> bool {
+        let slot = match k {
+            "since" => &mut self.since,
+            "until" => &mut self.until,
+            "now_ms" => &mut self.now_ms,
+            "utc_offset_min" => &mut self.utc_offset_min,
+            _ => return false,
+        };
+        *slot = Some(v);
+        true
     }
-    parse_rfc3339_ms(s).ok_or_else(|| {
-        QueryError::invalid(format!("{name} must be epoch ms or an RFC 3339 date-time"))
-    })
+
+    /// `(since, until)` in epoch ms.
+    pub fn resolve(&self) -> Result<(Option<i64>, Option<i64>), QueryError> {
+        let clock =
+            Clock::from_fields(self.now_ms, self.utc_offset_min).map_err(QueryError::invalid)?;
+        let read =
+            |v: Option<&str>, name| v.map(|v| parse_time(v, name, clock.as_ref())).transpose();
+        Ok((read(self.since, "since")?, read(self.until, "until")?))
+    }
+
+    /// When a bound is relative (`7d`), the canonical text of both bounds,
+    /// which a listing's cursor fingerprints instead of the epoch ms that
+    /// move with `now`; `None` when both are instants (or absent).
+    pub fn relative_key(&self) -> Option<String> {
+        let spec = |v: Option<&str>| v.and_then(|v| TimeSpec::parse(v).ok());
+        let (a, b) = (spec(self.since), spec(self.until));
+        if !a.is_some_and(|t| t.is_relative()) && !b.is_some_and(|t| t.is_relative()) {
+            return None;
+        }
+        let text = |t: Option<TimeSpec>| t.map(|t| t.canonical()).unwrap_or_default();
+        Some(format!("{}..{}", text(a), text(b)))
+    }
+}
+
+impl Request {
+    /// The caller's clock from `now_ms` / `utc_offset_min`, if given.
+    pub fn clock(&self) -> Result<Option<Clock>, QueryError> {
+        Clock::from_fields(self.now_ms.as_deref(), self.utc_offset_min.as_deref())
+            .map_err(QueryError::invalid)
+    }
+
+    /// Sets the clock unless the request carries one already (the host's
+    /// clock is the default; a client's own wins).
+    pub fn with_default_clock(mut self, clock: Clock) -> Request {
+        if self.now_ms.is_none() {
+            self.now_ms = Some(clock.now_ms.to_string());
+            self.utc_offset_min = Some(clock.utc_offset_min.to_string());
+        }
+        self
+    }
 }
 
 #[cfg(test)]
@@ -509,6 +603,17 @@ mod tests {
         assert_eq!(code(r), "invalid_param");
         let mut r = Request::new("x");
         r.since = Some("yesterday".into());
+        assert_eq!(code(r), "invalid_param", "a relative time with no clock");
+        let mut r = Request::new("x").with_default_clock(Clock::utc(10 * 86_400_000));
+        r.since = Some("yesterday".into());
+        r.until = Some("2d".into());
+        let q = r.parse().unwrap();
+        assert_eq!(
+            (q.since, q.until),
+            (Some(9 * 86_400_000), Some(8 * 86_400_000))
+        );
+        let mut r = Request::new("x");
+        r.since = Some("soon".into());
         assert_eq!(code(r), "invalid_param");
     }
 
@@ -544,10 +649,13 @@ mod tests {
 
     #[test]
     fn times_or_invalid_param() {
-        assert_eq!(parse_time("1788479147120", "since"), Ok(1788479147120));
-        assert_eq!(parse_time("1970-01-01T00:00:01Z", "since"), Ok(1000));
         assert_eq!(
-            parse_time("soon", "until").unwrap_err().code,
+            parse_time("1788479147120", "since", None),
+            Ok(1788479147120)
+        );
+        assert_eq!(parse_time("1970-01-01T00:00:01Z", "since", None), Ok(1000));
+        assert_eq!(
+            parse_time("soon", "until", None).unwrap_err().code,
             "invalid_param"
         );
     }

@@ -7,7 +7,7 @@ use super::text::TextClause;
 use super::{page_size, Entry, SessionRef};
 use crate::model::Role;
 use crate::prepared::PreparedShard;
-use crate::query::{parse_time, QueryError};
+use crate::query::{QueryError, TimeFields};
 use serde::{Deserialize, Serialize};
 
 /// Which records by state.
@@ -58,16 +58,14 @@ impl Filter {
         pairs: impl IntoIterator<Item = (&'a str, &'a str)>,
     ) -> Result<Filter, QueryError> {
         let mut f = Filter::default();
+        let mut times = TimeFields::default();
         for (k, v) in pairs {
+            if times.take(k, v) {
+                continue;
+            }
             match k {
                 "from" => f.from_index = Some(parse_index(v, "from")?),
                 "to" => f.to_index = Some(parse_index(v, "to")?),
-                "since" => {
-                    f.since_ms = Some(parse_time(v, "since").map_err(|e| invalid(e.message))?)
-                }
-                "until" => {
-                    f.until_ms = Some(parse_time(v, "until").map_err(|e| invalid(e.message))?)
-                }
                 "role" => f.roles = Some(parse_roles(v)?),
                 "state" => {
                     f.state = match v.trim() {
@@ -88,6 +86,7 @@ impl Filter {
                 _ => {}
             }
         }
+        (f.since_ms, f.until_ms) = times.resolve().map_err(|e| invalid(e.message))?;
         Ok(f)
     }
 

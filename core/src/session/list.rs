@@ -7,7 +7,7 @@ use super::text::TextClause;
 use crate::fold::fold_str;
 use crate::model::{Manifest, ManifestEntry, Source};
 use crate::query::{
-    model_matches, parse_models, parse_terms, parse_time, path_has_prefix, QueryError,
+    model_matches, parse_models, parse_terms, path_has_prefix, QueryError, TimeFields,
 };
 use serde::{Deserialize, Serialize};
 
@@ -51,6 +51,10 @@ pub struct SessionListRequest {
     pub models: Vec<String>,
     /// Folded query terms, all of which must occur in the title, cwd or branch.
     pub terms: Vec<String>,
+    /// The bounds as given when one is relative (`7d`): what the cursor
+    /// fingerprints instead of `since_ms`/`until_ms`, which move with `now`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub relative: Option<String>,
 }
 
 /// Which filters a facet ignores (so the picker still offers the others).
@@ -107,7 +111,11 @@ impl SessionListRequest {
         pairs: impl IntoIterator<Item = (&'a str, &'a str)>,
     ) -> Result<SessionListRequest, QueryError> {
         let mut r = SessionListRequest::default();
+        let mut times = TimeFields::default();
         for (k, v) in pairs {
+            if times.take(k, v) {
+                continue;
+            }
             match k {
                 "source" => {
                     let mut out = Vec::new();
@@ -141,8 +149,6 @@ impl SessionListRequest {
                         .map(str::to_string)
                         .collect()
                 }
-                "since" => r.since_ms = Some(parse_time(v, "since")?),
-                "until" => r.until_ms = Some(parse_time(v, "until")?),
                 "id" => r.id = Some(v.trim().to_string()).filter(|s| !s.is_empty()),
                 "title" => r.title = Some(v.to_string()),
                 "no_cwd" => {
@@ -162,6 +168,8 @@ impl SessionListRequest {
                 _ => {}
             }
         }
+        (r.since_ms, r.until_ms) = times.resolve()?;
+        r.relative = times.relative_key();
         Ok(r)
     }
 }

@@ -78,8 +78,12 @@ impl SessionsRequest {
 
     /// The filter's fingerprint, which a cursor must carry.
     fn fingerprint(&self) -> String {
+        let mut filter = self.filter.clone();
+        if filter.relative.is_some() {
+            (filter.since_ms, filter.until_ms) = (None, None);
+        }
         hash16(
-            serde_json::to_string(&self.filter)
+            serde_json::to_string(&filter)
                 .unwrap_or_default()
                 .as_bytes(),
         )
