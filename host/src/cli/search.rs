@@ -125,13 +125,18 @@ impl SearchArgs {
             sort: self.sort.clone(),
             limit: self.limit.clone(),
             cursor: self.cursor.clone(),
+            ..Request::default()
         }
     }
 }
 
 /// Runs `recall search`.
 pub fn run(g: &Globals, a: SearchArgs) -> anyhow::Result<Found> {
-    let request = a.request();
+    // Relative times (`--since 7d`) are read against this command's clock.
+    let now_ms = g.now.unwrap_or_else(crate::store::wall_ms);
+    let request = a
+        .request()
+        .with_default_clock(recall_core::time::Clock::utc(now_ms));
     // Parsed once, here: a bad request fails before touching the index.
     let mut query = request.parse().map_err(|e| fail(&a, &e))?;
     query.debug = a.debug;
