@@ -1,11 +1,12 @@
-//! recall-host: sources, extractors, store, indexer, HTTP server and CLI.
+//! recall-host, in pipeline order: the agent sources and their extractors
+//! (`extract`), the store and its indexer (`store`, `index`), the engine
+//! every face goes through (`engine`), and the faces (`http`, `cli`, `mcp`,
+//! `tui`, `report`, team search in `remote`).
 
-pub mod arena;
 pub mod assets;
-pub mod catalog;
-pub mod chunked;
 pub mod cli;
 pub mod demo;
+pub mod engine;
 pub mod export;
 pub mod extract;
 #[doc(hidden)]

@@ -6,10 +6,11 @@
 mod http_support;
 
 use http_support::{enc, get, TempDir, NOW};
-use recall_host::arena::Arena;
-use recall_host::catalog::StoreCatalog;
+use recall_host::engine::arena::Arena;
+use recall_host::engine::catalog::StoreCatalog;
+use recall_host::engine::{IndexerHandle, Served};
 use recall_host::extract::Roots;
-use recall_host::http::{IndexerHandle, ServeOptions, Served, Server};
+use recall_host::http::{ServeOptions, Server};
 use recall_host::index::{IndexOptions, Indexer};
 use recall_host::store::Store;
 use serde_json::{json, Value};

@@ -6,7 +6,8 @@
 mod http_support;
 
 use http_support::{demo_store, get, serve, store_served, TempDir, NOW};
-use recall_host::http::{IndexerHandle, ServeOptions};
+use recall_host::engine::IndexerHandle;
+use recall_host::http::ServeOptions;
 use recall_host::index::{IndexOptions, Indexer, RootHook};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;

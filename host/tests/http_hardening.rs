@@ -10,10 +10,9 @@ mod http_support;
 use http_support::{
     b64, demo_store, enc, get, mem_backend, mem_served, serve, store_served, Demo, TempDir,
 };
-use recall_host::http::mem::Gate;
-use recall_host::http::{
-    ConnLimits, IndexerHandle, Security, ServeOptions, Served, StoreUnavailable,
-};
+use recall_host::engine::mem::Gate;
+use recall_host::engine::{EngineError, IndexerHandle, Served};
+use recall_host::http::{ConnLimits, Security, ServeOptions};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::sync::Arc;
@@ -238,7 +237,7 @@ fn locate_beyond_its_cap_is_busy_and_searches_still_answer() {
     let handle = IndexerHandle::new(indexer, catalog.clone(), false).with_reextract(Box::new(
         move |_, _| {
             g.pass();
-            Err(StoreUnavailable::new("held"))
+            Err(EngineError::unavailable("held"))
         },
     ));
     let s = serve(store_served(handle, catalog), ServeOptions::default());

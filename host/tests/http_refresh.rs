@@ -6,10 +6,11 @@
 mod http_support;
 
 use http_support::*;
-use recall_host::arena::Arena;
-use recall_host::catalog::StoreCatalog;
+use recall_host::engine::arena::Arena;
+use recall_host::engine::catalog::StoreCatalog;
+use recall_host::engine::{IndexerHandle, Served};
 use recall_host::extract::Roots;
-use recall_host::http::{IndexerHandle, ServeOptions, Served};
+use recall_host::http::ServeOptions;
 use recall_host::index::{IndexOptions, Indexer};
 use recall_host::store::Store;
 use std::io::Write;

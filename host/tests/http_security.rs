@@ -13,11 +13,9 @@ use recall_core::{
     Catalog, CatalogError, LoadError, LoadedShard, ManifestEntry, Query, QueryError, Response,
     SearchEnv,
 };
-use recall_host::http::mem::Gate;
-use recall_host::http::{
-    IndexerHandle, ReadCatalog, Security, SegmentListing, ServeError, ServeOptions, Served,
-    StoreUnavailable,
-};
+use recall_host::engine::mem::Gate;
+use recall_host::engine::{EngineError, IndexerHandle, ReadCatalog, SegmentListing, Served};
+use recall_host::http::{Security, ServeError, ServeOptions};
 use std::io::Write;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -289,20 +287,20 @@ impl ReadCatalog for Broken {
     fn catalog(&self) -> &dyn Catalog {
         self
     }
-    fn manifest(&self) -> Result<Arc<Manifest>, StoreUnavailable> {
-        Err(StoreUnavailable::new("the manifest cannot be read"))
+    fn manifest(&self) -> Result<Arc<Manifest>, EngineError> {
+        Err(EngineError::unavailable("the manifest cannot be read"))
     }
-    fn manifest_bytes(&self) -> Result<Vec<u8>, StoreUnavailable> {
-        Err(StoreUnavailable::new("the manifest cannot be read"))
+    fn manifest_bytes(&self) -> Result<Vec<u8>, EngineError> {
+        Err(EngineError::unavailable("the manifest cannot be read"))
     }
-    fn generation(&self, _: &str) -> Result<Option<Vec<u8>>, StoreUnavailable> {
-        Err(StoreUnavailable::new("generations cannot be read"))
+    fn generation(&self, _: &str) -> Result<Option<Vec<u8>>, EngineError> {
+        Err(EngineError::unavailable("generations cannot be read"))
     }
-    fn segment_list(&self) -> Result<SegmentListing, StoreUnavailable> {
-        Err(StoreUnavailable::new("segments cannot be read"))
+    fn segment_list(&self) -> Result<SegmentListing, EngineError> {
+        Err(EngineError::unavailable("segments cannot be read"))
     }
-    fn segment(&self, _: &str) -> Result<Option<Vec<u8>>, StoreUnavailable> {
-        Err(StoreUnavailable::new("segments cannot be read"))
+    fn segment(&self, _: &str) -> Result<Option<Vec<u8>>, EngineError> {
+        Err(EngineError::unavailable("segments cannot be read"))
     }
     fn search(
         &self,

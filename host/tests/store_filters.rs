@@ -7,8 +7,8 @@ mod store_support;
 
 use recall_core::search::Budgets;
 use recall_core::Request;
-use recall_host::arena::Arena;
-use recall_host::catalog::StoreCatalog;
+use recall_host::engine::arena::Arena;
+use recall_host::engine::catalog::StoreCatalog;
 use recall_host::store::{generations, segments, Store};
 use std::fs;
 use std::path::PathBuf;

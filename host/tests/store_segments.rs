@@ -7,8 +7,8 @@ mod store_support;
 
 use recall_core::search::Budgets;
 use recall_core::{Request, Response};
-use recall_host::arena::Arena;
-use recall_host::catalog::StoreCatalog;
+use recall_host::engine::arena::Arena;
+use recall_host::engine::catalog::StoreCatalog;
 use recall_host::store::segments::{self, MERGE_FACTOR};
 use recall_host::store::Store;
 use std::collections::HashSet;

@@ -9,8 +9,8 @@ mod store_support;
 
 use recall_core::query::Request;
 use recall_core::search::Budgets;
-use recall_host::arena::Arena;
-use recall_host::catalog::StoreCatalog;
+use recall_host::engine::arena::Arena;
+use recall_host::engine::catalog::StoreCatalog;
 use recall_host::store::Store;
 use std::path::Path;
 use std::process::Command;

@@ -10,8 +10,8 @@ mod team_support;
 
 use recall_core::query::Request;
 use recall_core::search::Budgets;
-use recall_host::arena::Arena;
-use recall_host::catalog::StoreCatalog;
+use recall_host::engine::arena::Arena;
+use recall_host::engine::catalog::StoreCatalog;
 use recall_host::remote::fetch::{Fetched, CACHE_DIR};
 use recall_host::remote::hostid;
 use recall_host::remote::memo::Verified;

@@ -46,9 +46,11 @@ impl Bar {
             handle: Some(handle),
         }
     }
+}
 
-    /// Stops and clears the bar.
-    pub fn finish(mut self) {
+/// Dropping the bar stops and clears it.
+impl Drop for Bar {
+    fn drop(&mut self) {
         self.stop.store(true, Relaxed);
         if let Some(h) = self.handle.take() {
             let _ = h.join();

@@ -3,8 +3,8 @@
 //! one JSON object with per-query latencies (p50, p95, max) and the arena.
 
 use super::{Context, Found, Globals};
-use crate::arena::Arena;
-use crate::catalog::StoreCatalog;
+use crate::engine::arena::Arena;
+use crate::engine::catalog::StoreCatalog;
 use anyhow::Context as _;
 use clap::Args;
 use recall_core::query::Request;

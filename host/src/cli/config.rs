@@ -114,31 +114,10 @@ fn name(k: Key) -> &'static str {
 /// the change retires (nothing is said when the value does not change).
 /// Returns the policy now stored.
 pub fn set_history_days(store: &Store, now_ms: i64, days: u32) -> anyhow::Result<Policy> {
-    let mut p = policy::load(store.dir())?;
-    if p.history_days == days {
-        return Ok(p);
+    let (p, change) = crate::engine::set_history_days(store, now_ms, days)?;
+    if let Some(change) = change {
+        eprintln!("recall: {change}");
     }
-    let manifest = store.current()?;
-    let retired = policy::would_retire(&manifest, now_ms, days);
-    let keep = |d: u32| {
-        if d == 0 {
-            "everything".to_string()
-        } else {
-            format!("{d} days")
-        }
-    };
-    eprintln!(
-        "recall: history-days {} → {}: keeps {}; {} of {} indexed sessions {} older and {} retired at the next sweep",
-        p.history_days,
-        days,
-        keep(days),
-        retired.len(),
-        manifest.sessions.len(),
-        if retired.len() == 1 { "is" } else { "are" },
-        if retired.len() == 1 { "is" } else { "are" },
-    );
-    p.history_days = days;
-    policy::save(store.dir(), &p)?;
     Ok(p)
 }
 

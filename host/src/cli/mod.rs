@@ -11,12 +11,12 @@ mod bench;
 mod clear;
 mod completions;
 mod config;
-mod context;
 pub(crate) mod daemon;
 mod demo;
 mod export;
 mod index;
 mod mcp;
+mod open;
 mod publish;
 mod render;
 mod report;
@@ -36,7 +36,7 @@ use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-pub use context::Context;
+pub use open::Context;
 
 /// recall: find anything said in any coding-agent conversation on this machine.
 #[derive(Debug, Parser)]

@@ -4,9 +4,9 @@
 //! `--query` (see [`crate::report`]).
 
 use super::{Context, Found, Globals};
-use crate::arena::Arena;
 use crate::assets;
-use crate::catalog::StoreCatalog;
+use crate::engine::arena::Arena;
+use crate::engine::catalog::StoreCatalog;
 use crate::report::{self, Payload};
 use anyhow::{bail, Context as _};
 use clap::Args;

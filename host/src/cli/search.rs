@@ -12,8 +12,8 @@
 
 use super::render::{self, Color};
 use super::{Context, Found, Globals};
-use crate::arena::Arena;
-use crate::catalog::StoreCatalog;
+use crate::engine::arena::Arena;
+use crate::engine::catalog::StoreCatalog;
 use clap::Args;
 use recall_core::query::{QueryError, Request};
 use recall_core::search::Budgets;

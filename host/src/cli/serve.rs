@@ -2,10 +2,11 @@
 //! HTTP server (DESIGN.md §7) until Ctrl-C.
 
 use super::{Context, Found, Globals};
-use crate::arena::{Arena, DEFAULT_ARENA_BYTES};
-use crate::catalog::StoreCatalog;
+use crate::engine::arena::{Arena, DEFAULT_ARENA_BYTES};
+use crate::engine::catalog::StoreCatalog;
+use crate::engine::{IndexerHandle, ReadCatalog, Served};
 use crate::extract::{self, Roots};
-use crate::http::{IndexerHandle, ReadCatalog, Security, ServeError, ServeOptions, Served, Server};
+use crate::http::{Security, ServeError, ServeOptions, Server};
 use crate::index::{IndexOptions, Indexer};
 use crate::store::Store;
 use anyhow::Context as _;
@@ -99,7 +100,7 @@ impl ServeArgs {
             },
             index: !self.no_index,
             sweep_every: Duration::from_secs(self.sweep_interval.max(1)),
-            refresh_after: super::context::REFRESH_AFTER,
+            refresh_after: crate::engine::REFRESH_AFTER,
             stop_on_ctrl_c: true,
             conn: Default::default(),
             allow_remote_export: self.allow_remote_export,

@@ -7,12 +7,10 @@
 use super::render::sanitize;
 use super::timefmt::minute;
 use super::Found;
-use crate::index::verify::reextract as reextract_paths;
-use crate::index::verify::verify;
+use crate::engine::verify::SourceCheck;
 use anyhow::Context as _;
 use clap::Args;
 use recall_core::model::ManifestEntry;
-use recall_core::session::locate::Verdict;
 use recall_core::session::{session_view, SessionViewRequest};
 use recall_core::PreparedShard;
 
@@ -71,10 +69,8 @@ pub fn run(
 ) -> anyhow::Result<Found> {
     let r = a.request()?;
     let p = PreparedShard::from_bytes(bytes).context("the shard is not valid")?;
-    let mut check = |record: usize| match reextract_paths(key, entry) {
-        Ok(fresh) => verify(&p.shard.records[record], fresh.as_ref()),
-        Err(e) => Verdict::Unavailable(format!("the source could not be read: {e}")),
-    };
+    let mut check =
+        |record: usize| SourceCheck::here(key, entry, &p.shard.records[record]).verdict(false);
     let page = session_view(key, entry, revision, &p, &r, Some(&mut check));
     if json {
         outln!("{}", serde_json::to_value(&page)?)?;

@@ -2,12 +2,7 @@
 
 use super::timefmt::minute_opt;
 use super::{Context, Found, Globals};
-use crate::index::{IndexStatus, Phase};
-use crate::store::generations;
 use clap::Args;
-use recall_core::response::Coverage;
-use serde::Serialize;
-use std::collections::BTreeMap;
 
 /// `recall status` options.
 #[derive(Debug, Args)]
@@ -17,88 +12,10 @@ pub struct StatusArgs {
     pub json: bool,
 }
 
-/// The status report.
-#[derive(Debug, Serialize)]
-pub struct Status {
-    /// The fields of `/api/index/status` (enabled is always true here;
-    /// `phase` is `idle` before the first backfill, `degraded` when a root
-    /// cannot be listed, else `current`; no sweep runs, so nothing failed).
-    #[serde(flatten)]
-    pub index: IndexStatus,
-    /// As in `/api/index/status`: unavailable when the policy disables
-    /// indexing or the first backfill has not finished.
-    pub availability: crate::index::Availability,
-    /// Manifest revision.
-    pub revision: u64,
-    /// Store id.
-    pub store_id: String,
-    /// Per-source coverage.
-    pub coverage: BTreeMap<String, Coverage>,
-    /// The store folder.
-    pub store_dir: String,
-    /// Sessions in the manifest.
-    pub sessions: usize,
-    /// Generation files on disk.
-    pub generations: usize,
-    /// Their bytes.
-    pub generation_bytes: u64,
-    /// The first backfill finished.
-    pub backfilled: bool,
-    /// Parser version of the manifest.
-    pub parser_version: u32,
-    /// The store's index policy.
-    pub policy: crate::store::policy::Policy,
-}
-
 /// Runs `recall status`.
 pub fn run(g: &Globals, a: StatusArgs) -> anyhow::Result<Found> {
     let ctx = Context::new(g)?;
-    let m = ctx.store.current()?;
-    let st = ctx.store.indexer_state()?;
-    let plan = ctx.indexer.plan()?;
-    let degraded_roots = plan.degraded_roots.clone();
-    let names = generations::list(ctx.store.generations_dir())?;
-    let generation_bytes = names
-        .iter()
-        .filter_map(|n| ctx.store.generation_path(n))
-        .filter_map(|p| std::fs::metadata(p).ok())
-        .map(|m| m.len())
-        .sum();
-    let phase = if !st.backfilled {
-        Phase::Idle
-    } else if !degraded_roots.is_empty() {
-        Phase::Degraded
-    } else {
-        Phase::Current
-    };
-    let s = Status {
-        index: IndexStatus {
-            enabled: ctx.policy.enabled,
-            phase,
-            files_indexed: m.sessions.values().map(|e| e.files.len() as u64).sum(),
-            files_due: plan.files_due(),
-            files_failed: 0,
-            degraded_roots,
-            last_sweep_ms: (st.last_sweep_ms > 0).then_some(st.last_sweep_ms),
-            // Known to a running indexer only (the store records when the
-            // last sweep finished, not when it started).
-            last_reconcile_ms: None,
-            failed_units: crate::index::FailedUnit::from_state(&st),
-            truncated_sessions: crate::index::build::truncated_sessions(&m),
-            skipped_files: plan.skipped_files.clone(),
-        },
-        availability: crate::index::Availability::of(ctx.policy.enabled, !st.backfilled),
-        revision: m.revision,
-        store_id: m.store_id.clone(),
-        coverage: recall_core::search::coverage(&m),
-        store_dir: ctx.store.dir().display().to_string(),
-        sessions: m.sessions.len(),
-        generations: names.len(),
-        generation_bytes,
-        backfilled: st.backfilled,
-        parser_version: m.parser_version,
-        policy: ctx.policy,
-    };
+    let s = ctx.engine().status()?;
     if a.json {
         outln!("{}", serde_json::to_string(&s)?)?;
         return Ok(Found::Yes);

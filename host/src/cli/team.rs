@@ -4,8 +4,8 @@
 //! (`remote::serve`).
 
 use super::Context;
-use crate::arena::Arena;
-use crate::catalog::StoreCatalog;
+use crate::engine::arena::Arena;
+use crate::engine::catalog::StoreCatalog;
 use crate::remote::union::{TeamOptions, UnionCatalog};
 use crate::remote::{self, hostid, Remote};
 use recall_core::query::Query;
@@ -103,7 +103,7 @@ pub fn catalog(
     url: &str,
     name: Option<&str>,
     cache_cap: u64,
-) -> anyhow::Result<Arc<dyn crate::http::ReadCatalog>> {
+) -> anyhow::Result<Arc<dyn crate::engine::ReadCatalog>> {
     let ident = hostid::identity(local.store().dir(), name)?;
     let remote = Remote::connect(url, Duration::from_secs(10))?;
     eprintln!("recall: searches also cover the hosts published under {url}");

@@ -4,7 +4,7 @@
 //! must not leak into responses that may be logged by proxies, nor into our
 //! own logs.
 
-use super::served::StoreUnavailable;
+use crate::engine::EngineError;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use recall_core::{ErrorCode, QueryError};
@@ -100,9 +100,9 @@ impl From<QueryError> for ApiError {
     }
 }
 
-impl From<StoreUnavailable> for ApiError {
-    fn from(e: StoreUnavailable) -> ApiError {
-        ApiError::store_unavailable(e.0)
+impl From<EngineError> for ApiError {
+    fn from(e: EngineError) -> ApiError {
+        ApiError::store_unavailable(e.to_string())
     }
 }
 

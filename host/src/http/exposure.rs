@@ -60,9 +60,9 @@ impl Exposure {
     }
 
     /// Withholds paths and resume commands from a session summary or detail
-    /// object (the JSON the session routes render: `resume`, `paths`, and a
-    /// `locate` reason that may quote a file error), at any depth (nested
-    /// summaries, lineage trees).
+    /// object (the JSON the session routes render: `resume`, `paths`), at
+    /// any depth (nested summaries, lineage trees). A `locate` verdict is
+    /// redacted where it is made (`engine::verify::SourceCheck::verdict`).
     pub fn session_json(self, v: &mut Value) {
         if !self.is_remote() {
             return;
@@ -75,9 +75,6 @@ impl Exposure {
                 if m.contains_key("paths") {
                     m.insert("paths".into(), Value::Array(Vec::new()));
                 }
-                if let Some(Value::String(r)) = m.get_mut("reason") {
-                    *r = self.locate_reason(std::mem::take(r));
-                }
                 for (_, x) in m.iter_mut() {
                     if x.is_object() || x.is_array() {
                         self.session_json(x);
@@ -86,16 +83,6 @@ impl Exposure {
             }
             Value::Array(a) => a.iter_mut().for_each(|x| self.session_json(x)),
             _ => {}
-        }
-    }
-
-    /// A `locate` verdict reason as the client may see it: a remote client
-    /// gets no source error text (it can name files).
-    pub fn locate_reason(self, reason: String) -> String {
-        if self.is_remote() && reason.starts_with("the source could not be read") {
-            "the source could not be read".into()
-        } else {
-            reason
         }
     }
 

@@ -1,10 +1,9 @@
 //! `?locate=` over HTTP: the parameter parsed into a locator (a 400 when
 //! malformed). Finding the record in the indexed shard is the core's
 //! (`recall_core::session::locate`); checking it against its source is the
-//! indexer's ([`crate::index::verify`]).
+//! engine's ([`crate::engine::verify`]).
 
 use super::errors::ApiError;
-pub use crate::index::verify::verify;
 use recall_core::model::Locator;
 pub use recall_core::session::locate::{content_hash, find, Found, Verdict, MAX_LOCATE_BYTES};
 

@@ -3,13 +3,13 @@
 
 use super::conn::{self, ConnLimits};
 use super::errors::ApiError;
-use super::indexer::IndexerHandle;
 use super::limits;
 use super::login::{Logins, RandomError};
 use super::query::QueryPairs;
 use super::security::{self, Guard, Security, SecurityError};
-use super::served::Served;
 use super::{assets, headers, logging, routes};
+use crate::engine::IndexerHandle;
+use crate::engine::Served;
 use axum::extract::State;
 use axum::http::{StatusCode, Uri};
 use axum::response::{IntoResponse, Response};

@@ -52,7 +52,7 @@ impl Catalog for ReadOnlyCatalog<'_> {
         tools: bool,
     ) -> Result<LoadedShard, LoadError> {
         let name = &entry.generation_file;
-        let bytes = crate::catalog::read_verified(self.store, name)?;
+        let bytes = crate::engine::catalog::read_verified(self.store, name)?;
         let shard = PreparedShard::from_bytes_with_options(&bytes, self.grams_of(entry), tools)
             .map_err(|e| LoadError::Damaged {
                 name: name.clone(),

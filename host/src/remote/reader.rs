@@ -9,7 +9,7 @@ use super::hostid::HostIdentity;
 use super::memo::Memo;
 use super::union::{TeamOptions, UnionCatalog};
 use super::Remote;
-use crate::catalog::StoreCatalog;
+use crate::engine::catalog::StoreCatalog;
 use recall_core::query::{Query, QueryError};
 use std::sync::Arc;
 use tokio::runtime::Handle;

@@ -10,8 +10,8 @@
 use super::hostid::HostIdentity;
 use super::union::TeamOptions;
 use super::Remote;
-use crate::catalog::StoreCatalog;
-use crate::http::{ReadCatalog, SegmentListing, StoreUnavailable};
+use crate::engine::catalog::StoreCatalog;
+use crate::engine::{EngineError, ReadCatalog, SegmentListing};
 use recall_core::model::Manifest;
 use recall_core::query::{Query, QueryError};
 use recall_core::{Catalog, Response, SearchEnv};
@@ -70,19 +70,19 @@ impl ReadCatalog for TeamCatalog {
     fn catalog(&self) -> &dyn Catalog {
         self.local.catalog()
     }
-    fn manifest(&self) -> Result<Arc<Manifest>, StoreUnavailable> {
+    fn manifest(&self) -> Result<Arc<Manifest>, EngineError> {
         self.local.manifest()
     }
-    fn manifest_bytes(&self) -> Result<Vec<u8>, StoreUnavailable> {
+    fn manifest_bytes(&self) -> Result<Vec<u8>, EngineError> {
         self.local.manifest_bytes()
     }
-    fn generation(&self, name: &str) -> Result<Option<Vec<u8>>, StoreUnavailable> {
+    fn generation(&self, name: &str) -> Result<Option<Vec<u8>>, EngineError> {
         self.local.generation(name)
     }
-    fn segment_list(&self) -> Result<SegmentListing, StoreUnavailable> {
+    fn segment_list(&self) -> Result<SegmentListing, EngineError> {
         self.local.segment_list()
     }
-    fn segment(&self, name: &str) -> Result<Option<Vec<u8>>, StoreUnavailable> {
+    fn segment(&self, name: &str) -> Result<Option<Vec<u8>>, EngineError> {
         self.local.segment(name)
     }
 

@@ -7,8 +7,8 @@
 //! a daemon listens, so the TUI always reads the store itself (the answers
 //! are the same; a daemon's warm arena would only make them faster).
 
-use crate::arena::Arena;
-use crate::catalog::StoreCatalog;
+use crate::engine::arena::Arena;
+use crate::engine::catalog::StoreCatalog;
 use crate::store::Store;
 use recall_core::derive_active;
 use recall_core::model::{Locator, ManifestEntry, Role, Shard, Source};

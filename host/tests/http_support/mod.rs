@@ -3,10 +3,12 @@
 //! control every header, Host included) and golden-file comparison.
 #![allow(dead_code)]
 
-use recall_host::arena::Arena;
-use recall_host::catalog::StoreCatalog;
+use recall_host::engine::arena::Arena;
+use recall_host::engine::catalog::StoreCatalog;
+use recall_host::engine::MemCatalog;
+use recall_host::engine::{IndexerHandle, Served};
 use recall_host::extract::{self, Roots};
-use recall_host::http::{IndexerHandle, MemCatalog, ServeOptions, Served, Server};
+use recall_host::http::{ServeOptions, Server};
 use recall_host::index::{IndexOptions, Indexer};
 use recall_host::store::Store;
 use std::io::{Read, Write};

@@ -10,17 +10,18 @@
 //! change would store and retire (the dashboard's preview).
 
 use super::{blocking, json_value, pairs, param, respond, QueryPairs};
+use crate::engine::{EngineError, IndexerHandle};
 use crate::http::errors::ApiError;
-use crate::http::{AppState, IndexerHandle, StoreUnavailable};
+use crate::http::AppState;
 use axum::extract::State;
 use std::sync::Arc;
 
 /// The indexer, or the error a server without one answers (500
 /// `store_unavailable`, as for a store that cannot be written).
-fn indexer(st: &AppState, what: &str) -> Result<Arc<IndexerHandle>, StoreUnavailable> {
+fn indexer(st: &AppState, what: &str) -> Result<Arc<IndexerHandle>, EngineError> {
     st.indexer
         .clone()
-        .ok_or_else(|| StoreUnavailable::new(format!("this server has no {what}")))
+        .ok_or_else(|| EngineError::unavailable(format!("this server has no {what}")))
 }
 use axum::response::Response;
 

@@ -16,29 +16,8 @@ use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use recall_core::naming::hash16;
-use serde::Serialize;
 
-/// The body of `GET /api/index/segments`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct SegmentListing {
-    /// The store the list belongs to.
-    pub store_id: String,
-    /// The list's own revision (increases on every change).
-    pub revision: u64,
-    /// Live segments, oldest first.
-    pub segments: Vec<SegmentSummary>,
-}
-
-/// One live segment.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct SegmentSummary {
-    /// `<hash16>.seg`: fetch it from `/api/index/segments/{name}`.
-    pub name: String,
-    /// How many generations it indexes.
-    pub generations: u64,
-    /// The bytes of those generations.
-    pub source_bytes: u64,
-}
+pub use crate::engine::{SegmentListing, SegmentSummary};
 
 /// The list handler.
 pub async fn list(State(st): State<AppState>, exposure: Exposure, headers: HeaderMap) -> Response {

@@ -2,12 +2,12 @@
 //! `limit`, `scope=conversation|all`), optionally centred on a search hit
 //! with `locate=<locator JSON or base64url>` — a thin adapter over
 //! `recall_core::session::session_view`; the hit is verified here by
-//! re-extracting the session ([`crate::http::locate::verify`]). `{key}`
+//! re-extracting the session ([`crate::engine::verify`]). `{key}`
 //! may be a bare session id when it is unambiguous.
 
 use super::{blocking, json_value, pairs, respond, QueryPairs};
+use crate::engine::verify::SourceCheck;
 use crate::http::errors::ApiError;
-use crate::http::locate::{self, Verdict};
 use crate::http::{AppState, Exposure};
 use axum::extract::{Path, State};
 use axum::response::Response;
@@ -60,10 +60,14 @@ async fn run(
             .shard;
         // Re-reading sources is the indexer's: a server without one cannot
         // verify a hit against its source.
-        let mut check = |record: usize| match indexer.as_ref().map(|ix| ix.reextract(&key, entry)) {
-            Some(Ok(fresh)) => locate::verify(&shard.shard.records[record], fresh.as_ref()),
-            Some(Err(e)) => Verdict::Unavailable(format!("the source could not be read: {e}")),
-            None => Verdict::Unavailable("this server has no indexer to read sources".into()),
+        let mut check = |record: usize| {
+            SourceCheck::through(
+                indexer.as_deref(),
+                &key,
+                entry,
+                &shard.shard.records[record],
+            )
+            .verdict(exposure.is_remote())
         };
         let page = session_view(&key, entry, manifest.revision, &shard, &r, Some(&mut check));
         let mut body =

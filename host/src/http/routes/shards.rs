@@ -4,8 +4,8 @@
 //! manifest changes on every publish and is revalidated by its content hash.
 
 use super::{blocking, respond};
+use crate::engine::{EngineError, ReadCatalog};
 use crate::http::errors::ApiError;
-use crate::http::served::{ReadCatalog, StoreUnavailable};
 use crate::http::{AppState, Exposure};
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
@@ -59,7 +59,7 @@ fn cached_as(
 }
 
 /// Reads one file of a kind from the catalog (`None` = no such file).
-pub(super) type ReadFile = fn(&dyn ReadCatalog, &str) -> Result<Option<Vec<u8>>, StoreUnavailable>;
+pub(super) type ReadFile = fn(&dyn ReadCatalog, &str) -> Result<Option<Vec<u8>>, EngineError>;
 
 /// One kind of immutable file the offline index downloads by its content
 /// name (`<hash16>.<ext>`): generations and segments.

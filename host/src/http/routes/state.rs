@@ -2,10 +2,10 @@
 //! server has one), the concurrency slots, the login codes and the server's
 //! exposure options.
 
-use crate::http::indexer::IndexerHandle;
+use crate::engine::indexer::IndexerHandle;
+use crate::engine::served::{ReadCatalog, Served};
 use crate::http::limits::{self, SearchSlots, Slots};
 use crate::http::login::Logins;
-use crate::http::served::{ReadCatalog, Served};
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -4,8 +4,8 @@
 //! re-reading a session's sources for `locate`. A server without an
 //! indexer has no handle at all (see [`super::served::Served`]).
 
-use super::served::StoreUnavailable;
-use crate::catalog::StoreCatalog;
+use super::EngineError;
+use crate::engine::catalog::StoreCatalog;
 use crate::extract::Extracted;
 use crate::index::{IndexStatus, Indexer};
 use crate::store::policy::{self, Policy};
@@ -23,7 +23,7 @@ const FULL_SWEEP_EVERY: Duration = Duration::from_secs(600);
 /// it open).
 #[cfg(any(test, feature = "test-support"))]
 pub type Reextract =
-    dyn Fn(&str, &ManifestEntry) -> Result<Option<Extracted>, StoreUnavailable> + Send + Sync;
+    dyn Fn(&str, &ManifestEntry) -> Result<Option<Extracted>, EngineError> + Send + Sync;
 
 /// The indexer of the served store, as the server drives it.
 pub struct IndexerHandle {
@@ -128,11 +128,13 @@ impl IndexerHandle {
             enabled: self.enabled(),
             // Cleared (here or by another process) or never backfilled: an
             // index being built is not "current", even between sweeps.
-            phase: if self.enabled() && self.building() {
-                crate::index::Phase::Indexing
-            } else {
-                p.phase
-            },
+            phase: super::status::phase(
+                self.enabled(),
+                self.building(),
+                Some(p.phase),
+                !p.degraded_roots.is_empty(),
+                self.indexer.backfilled(),
+            ),
             files_indexed: p.indexed_so_far(),
             files_due: p.files_due.saturating_sub(p.files_done),
             files_failed: p.files_failed,
@@ -192,12 +194,12 @@ impl IndexerHandle {
     /// Runs one sweep when one is due (the first call is the backfill).
     /// Called by the server's indexer loop; nothing while not
     /// [`IndexerHandle::enabled`].
-    pub fn sweep(&self) -> Result<(), StoreUnavailable> {
+    pub fn sweep(&self) -> Result<(), EngineError> {
         if !self.enabled() {
             return Ok(());
         }
         match self.indexer.tick(FULL_SWEEP_EVERY) {
-            Some(Err(e)) => Err(StoreUnavailable::new(e.to_string())),
+            Some(Err(e)) => Err(EngineError::unavailable(e.to_string())),
             // A sweep ran (or none was due) over a backfilled store: any
             // rebuild is over.
             ran => {
@@ -227,7 +229,7 @@ impl IndexerHandle {
     /// `freshness=wait-until-current`: brings the index up to date with the
     /// sources now (waiting for a sweep already running), reporting a
     /// failure. A disabled store is served as it is: nothing to reconcile.
-    pub fn reconcile(&self) -> Result<(), StoreUnavailable> {
+    pub fn reconcile(&self) -> Result<(), EngineError> {
         if !self.enabled() {
             return Ok(());
         }
@@ -237,17 +239,17 @@ impl IndexerHandle {
             self.built();
         }
         r.map(|_| ())
-            .map_err(|e| StoreUnavailable::new(e.to_string()))
+            .map_err(|e| EngineError::unavailable(e.to_string()))
     }
 
     /// Deletes the index (a new store id; never a transcript): `POST
     /// /api/index/clear`. Returns `{store_id, revision}`.
-    pub fn clear(&self) -> Result<serde_json::Value, StoreUnavailable> {
+    pub fn clear(&self) -> Result<serde_json::Value, EngineError> {
         let m = self
             .catalog
             .store()
             .clear()
-            .map_err(|e| StoreUnavailable::new(e.to_string()))?;
+            .map_err(|e| EngineError::unavailable(e.to_string()))?;
         // Until the rebuild (started by the route) finishes, an empty index
         // is not "current".
         self.rebuilding.store(self.enabled(), Ordering::Relaxed);
@@ -263,9 +265,9 @@ impl IndexerHandle {
         enabled: Option<bool>,
         history_days: Option<u32>,
         dry_run: bool,
-    ) -> Result<serde_json::Value, StoreUnavailable> {
+    ) -> Result<serde_json::Value, EngineError> {
         let store = self.catalog.store();
-        let msg = |e: policy::PolicyError| StoreUnavailable::new(e.to_string());
+        let msg = |e: policy::PolicyError| EngineError::unavailable(e.to_string());
         let mut p = policy::load(store.dir()).map_err(msg)?;
         let now = self
             .indexer
@@ -276,7 +278,7 @@ impl IndexerHandle {
             Some(d) => {
                 let m = store
                     .current()
-                    .map_err(|e| StoreUnavailable::new(e.to_string()))?;
+                    .map_err(|e| EngineError::unavailable(e.to_string()))?;
                 policy::would_retire(&m, now, d).len()
             }
             None => 0,
@@ -333,13 +335,13 @@ impl IndexerHandle {
         &self,
         key: &str,
         entry: &ManifestEntry,
-    ) -> Result<Option<Extracted>, StoreUnavailable> {
+    ) -> Result<Option<Extracted>, EngineError> {
         #[cfg(any(test, feature = "test-support"))]
         if let Some(f) = &self.reextract {
             return f(key, entry);
         }
         crate::index::verify::reextract(key, entry)
-            .map_err(|e| StoreUnavailable::new(e.to_string()))
+            .map_err(|e| EngineError::unavailable(e.to_string()))
     }
 }
 

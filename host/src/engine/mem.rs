@@ -2,7 +2,7 @@
 //! built from extracted sessions, no files, no segments and no indexer
 //! (served with `Served::read_only`).
 
-use super::served::{ReadCatalog, SegmentListing, StoreUnavailable};
+use crate::engine::{EngineError, ReadCatalog, SegmentListing};
 use crate::extract::Extracted;
 use recall_core::model::{Manifest, ManifestEntry, Shard};
 use recall_core::naming::generation_file_name;
@@ -143,30 +143,30 @@ impl ReadCatalog for MemCatalog {
         self
     }
 
-    fn manifest(&self) -> Result<Arc<Manifest>, StoreUnavailable> {
+    fn manifest(&self) -> Result<Arc<Manifest>, EngineError> {
         Ok(self.current_manifest())
     }
 
-    fn manifest_bytes(&self) -> Result<Vec<u8>, StoreUnavailable> {
+    fn manifest_bytes(&self) -> Result<Vec<u8>, EngineError> {
         serde_json::to_vec(&*self.current_manifest())
-            .map_err(|e| StoreUnavailable::new(e.to_string()))
+            .map_err(|e| EngineError::unavailable(e.to_string()))
     }
 
-    fn generation(&self, name: &str) -> Result<Option<Vec<u8>>, StoreUnavailable> {
+    fn generation(&self, name: &str) -> Result<Option<Vec<u8>>, EngineError> {
         let gens = self
             .generations
             .read()
-            .map_err(|_| StoreUnavailable::new("generation table poisoned"))?;
+            .map_err(|_| EngineError::unavailable("generation table poisoned"))?;
         Ok(gens.get(name).map(|(b, _)| b.as_ref().clone()))
     }
 
     /// Sessions in memory have no segments: an empty list (searches run on
     /// filters and scans).
-    fn segment_list(&self) -> Result<SegmentListing, StoreUnavailable> {
+    fn segment_list(&self) -> Result<SegmentListing, EngineError> {
         Ok(SegmentListing::default())
     }
 
-    fn segment(&self, _name: &str) -> Result<Option<Vec<u8>>, StoreUnavailable> {
+    fn segment(&self, _name: &str) -> Result<Option<Vec<u8>>, EngineError> {
         Ok(None)
     }
 

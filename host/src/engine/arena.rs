@@ -12,10 +12,10 @@
 //! at once; the second insert is a no-op.
 //!
 //! The arena also keeps the loads a query's deadline interrupted
-//! ([`crate::chunked::Pending`], at most [`PENDING_KEPT`]), so the next query
+//! ([`crate::engine::chunked::Pending`], at most [`PENDING_KEPT`]), so the next query
 //! goes on where that one stopped.
 
-use crate::chunked::Pending;
+use crate::engine::chunked::Pending;
 use recall_core::{PreparedShard, ShardGrams};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -1,8 +1,8 @@
 //! `recall_core::Catalog` over the on-disk store and the shared arena, and
 //! the host's search entry point.
 
-use crate::arena::Arena;
-use crate::chunked::Pending;
+use crate::engine::arena::Arena;
+use crate::engine::chunked::Pending;
 use crate::store::{generations, Store, StoreError};
 use recall_core::directory::{Directory, DirectoryCache};
 use recall_core::model::{Manifest, ManifestEntry};

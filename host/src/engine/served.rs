@@ -1,4 +1,4 @@
-//! What the HTTP server serves, split like a searcher and an index writer:
+//! What a server of the engine serves, split like a searcher and an index writer:
 //! the read side ([`ReadCatalog`]: snapshots, shards, segment and
 //! generation bytes, search) that every server has, and the write side
 //! ([`IndexerHandle`]) that only a server with an indexer has. Routes read
@@ -8,27 +8,37 @@
 //! `spawn_blocking`.
 
 use super::indexer::IndexerHandle;
+use super::EngineError;
 use recall_core::model::Manifest;
 use recall_core::{Catalog, Query, QueryError, Response, SearchEnv};
 use std::sync::Arc;
 
-/// Why the store could not answer. Always served as 500 `store_unavailable`;
-/// the message never contains query text.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct StoreUnavailable(pub String);
+use serde::Serialize;
 
-impl StoreUnavailable {
-    /// Builds an error from anything printable.
-    pub fn new(message: impl Into<String>) -> StoreUnavailable {
-        StoreUnavailable(message.into())
-    }
+/// The body of `GET /api/index/segments`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct SegmentListing {
+    /// The store the list belongs to.
+    pub store_id: String,
+    /// The list's own revision (increases on every change).
+    pub revision: u64,
+    /// Live segments, oldest first.
+    pub segments: Vec<SegmentSummary>,
 }
 
-pub use super::routes::segments::{SegmentListing, SegmentSummary};
+/// One live segment.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SegmentSummary {
+    /// `<hash16>.seg`: fetch it from `/api/index/segments/{name}`.
+    pub name: String,
+    /// How many generations it indexes.
+    pub generations: u64,
+    /// The bytes of those generations.
+    pub source_bytes: u64,
+}
 
 /// The read side: what searchers and session views read. Implemented by
-/// the on-disk store ([`crate::catalog::StoreCatalog`]), team search
+/// the on-disk store ([`crate::engine::catalog::StoreCatalog`]), team search
 /// (`remote::serve::TeamCatalog`) and, for tests, `MemCatalog`.
 pub trait ReadCatalog: Send + Sync + 'static {
     /// Manifests and prepared shards, for search and session views.
@@ -36,22 +46,22 @@ pub trait ReadCatalog: Send + Sync + 'static {
 
     /// The current manifest; an error when the store cannot be read (500
     /// `store_unavailable`).
-    fn manifest(&self) -> Result<Arc<Manifest>, StoreUnavailable>;
+    fn manifest(&self) -> Result<Arc<Manifest>, EngineError>;
 
     /// The exact bytes of the current manifest (served to offline clients).
-    fn manifest_bytes(&self) -> Result<Vec<u8>, StoreUnavailable>;
+    fn manifest_bytes(&self) -> Result<Vec<u8>, EngineError>;
 
     /// The bytes of a generation file; `None` when no such generation exists.
     /// `name` has already been checked with
     /// [`recall_core::naming::is_generation_file_name`].
-    fn generation(&self, name: &str) -> Result<Option<Vec<u8>>, StoreUnavailable>;
+    fn generation(&self, name: &str) -> Result<Option<Vec<u8>>, EngineError>;
 
     /// The live index segments (`GET /api/index/segments`).
-    fn segment_list(&self) -> Result<SegmentListing, StoreUnavailable>;
+    fn segment_list(&self) -> Result<SegmentListing, EngineError>;
 
     /// The bytes of segment file `name` (already checked to be
     /// `<hash16>.seg`); `None` when no such segment exists.
-    fn segment(&self, name: &str) -> Result<Option<Vec<u8>>, StoreUnavailable>;
+    fn segment(&self, name: &str) -> Result<Option<Vec<u8>>, EngineError>;
 
     /// Answers a search. `env.catalog` is [`ReadCatalog::catalog`]; `host`
     /// is the request's `host` parameter (a comma list of host ids or

@@ -1,8 +1,9 @@
 //! The read side of `recall serve`: [`ReadCatalog`] over the on-disk store
 //! and its shard arena ([`StoreCatalog`]).
 
-use super::served::{ReadCatalog, SegmentListing, SegmentSummary, StoreUnavailable};
-use crate::catalog::StoreCatalog;
+use super::served::{ReadCatalog, SegmentListing, SegmentSummary};
+use super::EngineError;
+use crate::engine::catalog::StoreCatalog;
 use crate::store::manifest;
 use crate::store::StoreError;
 use recall_core::model::Manifest;
@@ -10,8 +11,8 @@ use recall_core::{Catalog, Query, QueryError, Response, SearchEnv};
 use std::io;
 use std::sync::Arc;
 
-fn err(e: StoreError) -> StoreUnavailable {
-    StoreUnavailable::new(e.to_string())
+fn err(e: StoreError) -> EngineError {
+    EngineError::unavailable(e.to_string())
 }
 
 impl ReadCatalog for StoreCatalog {
@@ -19,11 +20,11 @@ impl ReadCatalog for StoreCatalog {
         self
     }
 
-    fn manifest(&self) -> Result<Arc<Manifest>, StoreUnavailable> {
+    fn manifest(&self) -> Result<Arc<Manifest>, EngineError> {
         self.store().current().map_err(err)
     }
 
-    fn manifest_bytes(&self) -> Result<Vec<u8>, StoreUnavailable> {
+    fn manifest_bytes(&self) -> Result<Vec<u8>, EngineError> {
         // Assembled from the catalog and its metas, serialized once per
         // revision: the `manifest.json` shape the browser reads.
         let store = self.store();
@@ -31,25 +32,25 @@ impl ReadCatalog for StoreCatalog {
             Some(b) => Ok(b),
             None => {
                 let m = store.current().map_err(err)?;
-                manifest::to_bytes(&m).map_err(|e| StoreUnavailable::new(e.to_string()))
+                manifest::to_bytes(&m).map_err(|e| EngineError::unavailable(e.to_string()))
             }
         }
     }
 
-    fn generation(&self, name: &str) -> Result<Option<Vec<u8>>, StoreUnavailable> {
+    fn generation(&self, name: &str) -> Result<Option<Vec<u8>>, EngineError> {
         let Some(path) = self.store().generation_path(name) else {
             return Ok(None);
         };
         match std::fs::read(path) {
             Ok(b) => Ok(Some(b)),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(StoreUnavailable::new(format!(
+            Err(e) => Err(EngineError::unavailable(format!(
                 "cannot read a generation: {e}"
             ))),
         }
     }
 
-    fn segment_list(&self) -> Result<SegmentListing, StoreUnavailable> {
+    fn segment_list(&self) -> Result<SegmentListing, EngineError> {
         let list = self.store().segment_list().map_err(err)?;
         Ok(SegmentListing {
             store_id: list.store_id,
@@ -66,7 +67,7 @@ impl ReadCatalog for StoreCatalog {
         })
     }
 
-    fn segment(&self, name: &str) -> Result<Option<Vec<u8>>, StoreUnavailable> {
+    fn segment(&self, name: &str) -> Result<Option<Vec<u8>>, EngineError> {
         self.store().segment_bytes(name).map_err(err)
     }
 
