@@ -18,4 +18,5 @@ pub mod mcp;
 pub mod remote;
 pub mod report;
 pub mod store;
+pub mod timefmt;
 pub mod tui;

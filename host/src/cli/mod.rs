@@ -11,7 +11,6 @@ mod bench;
 mod clear;
 mod completions;
 mod config;
-pub(crate) mod daemon;
 mod demo;
 mod export;
 mod index;
@@ -28,7 +27,6 @@ mod show_page;
 mod show_query;
 mod status;
 mod team;
-pub(crate) mod timefmt;
 mod trace;
 mod tui;
 

@@ -159,8 +159,8 @@ pub fn run(g: &Globals, a: SearchArgs) -> anyhow::Result<Found> {
     }
     let remote = match a.via {
         Via::Local => None,
-        _ => super::daemon::find(ctx.store.dir())
-            .and_then(|addr| super::daemon::search_with(addr, &request, a.debug))
+        _ => crate::http::client::find(ctx.store.dir())
+            .and_then(|addr| crate::http::client::search_with(addr, &request, a.debug))
             // A `serve --remote` daemon answers for the team: not this search.
             .filter(|r| r.hosts.is_none()),
     };

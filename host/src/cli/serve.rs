@@ -231,7 +231,7 @@ pub fn serve_home(
         );
     }
     // `recall search` on this store answers through this daemon.
-    let _advert = super::daemon::advertise(store.dir(), server.addr(), needs_token);
+    let _advert = crate::http::client::advertise(store.dir(), server.addr(), needs_token);
     let _publisher = match &a.publish {
         Some(url) => Some(super::team::follow(&store, url, a.host_name.as_deref())?),
         None => None,

@@ -4,8 +4,8 @@
 //! `GET /api/sessions` lists.
 
 use super::render::sanitize;
-use super::timefmt::minute_opt;
 use super::{Context, Found, Globals};
+use crate::timefmt::minute_opt;
 use clap::Args;
 use recall_core::session::lineage::children;
 use recall_core::session::{list_sessions, SessionListRequest, SessionRow, SessionSummary};

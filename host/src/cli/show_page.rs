@@ -5,9 +5,9 @@
 //! the source as the daemon verifies it.
 
 use super::render::sanitize;
-use super::timefmt::minute;
 use super::Found;
 use crate::engine::verify::SourceCheck;
+use crate::timefmt::minute;
 use anyhow::Context as _;
 use clap::Args;
 use recall_core::model::ManifestEntry;

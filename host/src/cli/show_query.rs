@@ -3,8 +3,8 @@
 //! `show` prints records (or as the core's JSON with `--json`).
 
 use super::render::sanitize;
-use super::timefmt::minute;
 use super::Found;
+use crate::timefmt::minute;
 use anyhow::{bail, Context as _};
 use clap::Args;
 use recall_core::model::Role;

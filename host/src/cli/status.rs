@@ -1,7 +1,7 @@
 //! `recall status`: the store, the last sweep, what is due, and coverage.
 
-use super::timefmt::minute_opt;
 use super::{Context, Found, Globals};
+use crate::timefmt::minute_opt;
 use clap::Args;
 
 /// `recall status` options.

@@ -4,8 +4,8 @@
 
 use super::render::sanitize;
 use super::show::find;
-use super::timefmt::minute;
 use super::{Context, Found, Globals};
+use crate::timefmt::minute;
 use anyhow::Context as _;
 use clap::Args;
 use recall_core::session::{self, Address, Ancestor, LineageNode};

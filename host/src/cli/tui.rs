@@ -42,7 +42,7 @@ pub fn run(g: &Globals, a: TuiArgs) -> anyhow::Result<Found> {
     let ctx = Context::new(g)?;
     // A running `recall serve` of this store keeps it fresh by its watch and
     // answers the searches (as for `recall search`); else sweep here first.
-    let daemon = super::daemon::find(ctx.store.dir());
+    let daemon = crate::http::client::find(ctx.store.dir());
     if daemon.is_none() && !a.no_refresh {
         ctx.refresh();
     }

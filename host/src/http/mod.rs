@@ -11,11 +11,13 @@
 //! [`query`] (strict query-string decoding), [`errors`] (the §7 error body),
 //! [`logging`] (no query text, ever), [`assets`] (the embedded front end),
 //! [`exposure`] (what a remote client may see), [`state_change`] (the POST
-//! gate), [`locate`]. Export planning ([`crate::export`]), lineage
+//! gate), [`locate`], [`client`] (how the CLI, TUI and MCP ask a running
+//! daemon of the same store). Export planning ([`crate::export`]), lineage
 //! ([`crate::lineage`]) and the embedded files ([`crate::assets`]) live
 //! outside: the CLI and MCP use them too.
 
 pub mod assets;
+pub mod client;
 pub mod conn;
 pub mod errors;
 pub mod exposure;

@@ -107,7 +107,7 @@ impl Data {
 
     /// Searches through the daemon at `addr` (a running `recall serve` of
     /// this store), falling back to the store for any answer it cannot give
-    /// complete (see `cli::daemon::search`).
+    /// complete (see `http::client::search`).
     pub fn through(mut self, addr: Option<std::net::SocketAddr>) -> Data {
         self.daemon = addr;
         self
@@ -124,7 +124,7 @@ impl Data {
         let query = request.parse().map_err(|e| e.message)?;
         if let Some(r) = self
             .daemon
-            .and_then(|addr| crate::cli::daemon::search(addr, request))
+            .and_then(|addr| crate::http::client::search(addr, request))
         {
             return Ok(r);
         }

@@ -1,4 +1,5 @@
-//! `recall search` through a running `recall serve` of the same store.
+//! The client of a running `recall serve` of the same store: how `recall
+//! search` (and the TUI) ask it instead of opening the store themselves.
 //!
 //! While it serves, the daemon keeps `serve.json` (`{pid, addr, token}`) in
 //! the store folder. `recall search` asks that daemon when its process is
