@@ -42,7 +42,18 @@ fn a_closed_pipe_ends_every_command_quietly() {
         &["search", "zebrafinch"],
         &["search", "--json", "zebrafinch"],
         &["status"],
+        &["status", "--json"],
         &["index"],
+        &["show", key, "--find", "the"],
+        &["show", key, "--find", "the", "--json"],
+        &["show", key, "--text", "the"],
+        &["trace", key],
+        &["trace", "--json", key],
+        &["trace", key, "--index", "0"],
+        &["config", "get"],
+        &["completions", "bash"],
+        &["--help"],
+        &["--version"],
     ] {
         let out = into_closed_pipe(&home, args);
         let stderr = String::from_utf8_lossy(&out.stderr);

@@ -91,7 +91,7 @@ fn core<T>(r: Result<T, recall_core::QueryError>) -> anyhow::Result<T> {
     r.map_err(|e| anyhow::anyhow!("{}: {}", e.code, e.message))
 }
 
-fn print_entry(e: &Entry, full: bool) {
+fn print_entry(e: &Entry, full: bool) -> std::io::Result<()> {
     let mut flags = String::new();
     for (on, name) in [
         (e.state == RecordState::Superseded, " [superseded]"),
@@ -102,13 +102,13 @@ fn print_entry(e: &Entry, full: bool) {
             flags.push_str(name);
         }
     }
-    println!();
-    println!(
+    outln!()?;
+    outln!(
         "#{} {} {}{flags}",
         e.index,
         minute(e.ts_ms),
         e.role.as_str()
-    );
+    )?;
     let text = if e.role == Role::Tool && !full {
         let one: String = e.text.split_whitespace().collect::<Vec<_>>().join(" ");
         let cut: String = one.chars().take(TOOL_PREVIEW).collect();
@@ -121,8 +121,9 @@ fn print_entry(e: &Entry, full: bool) {
         e.text.clone()
     };
     for line in text.lines() {
-        println!("    {}", sanitize(line));
+        outln!("    {}", sanitize(line))?;
     }
+    Ok(())
 }
 
 /// Answers the flags over one shard (`generation` = its file name).
@@ -158,7 +159,7 @@ pub fn run(
         r.hits = hits;
         r.cursor = None;
         if json {
-            println!("{}", serde_json::to_string(&r)?);
+            outln!("{}", serde_json::to_string(&r)?)?;
         } else {
             for h in &r.hits {
                 let state = if h.state == RecordState::Superseded {
@@ -166,14 +167,14 @@ pub fn run(
                 } else {
                     ""
                 };
-                println!(
+                outln!(
                     "#{} {} {}{state}",
                     h.index,
                     minute(h.ts_ms),
                     h.role.as_str()
-                );
+                )?;
                 for line in h.snippet.lines() {
-                    println!("    {}", sanitize(line));
+                    outln!("    {}", sanitize(line))?;
                 }
             }
         }
@@ -196,9 +197,9 @@ pub fn run(
             },
         ))?;
         if json {
-            println!("{}", serde_json::to_string(&w)?);
+            outln!("{}", serde_json::to_string(&w)?)?;
         } else {
-            w.entries.iter().for_each(|e| print_entry(e, full));
+            w.entries.iter().try_for_each(|e| print_entry(e, full))?;
         }
         return Ok(Found::Yes);
     }
@@ -230,9 +231,9 @@ pub fn run(
     r.entries = entries;
     r.more = false;
     if json {
-        println!("{}", serde_json::to_string(&r)?);
+        outln!("{}", serde_json::to_string(&r)?)?;
     } else {
-        r.entries.iter().for_each(|e| print_entry(e, full));
+        r.entries.iter().try_for_each(|e| print_entry(e, full))?;
     }
     Ok(if r.entries.is_empty() {
         Found::No

@@ -27,16 +27,17 @@ pub struct TraceArgs {
     pub json: bool,
 }
 
-fn print_tree(nodes: &[LineageNode], depth: usize) {
+fn print_tree(nodes: &[LineageNode], depth: usize) -> std::io::Result<()> {
     for n in nodes {
-        println!(
+        outln!(
             "{}{}  {}",
             "  ".repeat(depth + 1),
             sanitize(&n.summary.session_key),
             sanitize(n.summary.title.as_deref().unwrap_or(""))
-        );
-        print_tree(&n.children, depth + 1);
+        )?;
+        print_tree(&n.children, depth + 1)?;
     }
+    Ok(())
 }
 
 /// Runs `recall trace`.
@@ -56,33 +57,33 @@ pub fn run(g: &Globals, a: TraceArgs) -> anyhow::Result<Found> {
         let t = session::trace_record(&p, &at)
             .map_err(|e| anyhow::anyhow!("{}: {}", e.code, e.message))?;
         if a.json {
-            println!("{}", serde_json::to_string(&t)?);
+            outln!("{}", serde_json::to_string(&t)?)?;
             return Ok(Found::Yes);
         }
         let r = &t.record;
-        println!(
+        outln!(
             "#{} {} {} {:?}",
             r.index,
             minute(r.ts_ms),
             r.role.as_str(),
             r.state
-        );
+        )?;
         match &t.superseded_by {
-            None => println!("  current: no mark supersedes it"),
+            None => outln!("  current: no mark supersedes it")?,
             Some(mk) => {
                 let why = mk
                     .reason
                     .as_deref()
                     .map(|r| format!(" ({r})"))
                     .unwrap_or_default();
-                println!(
+                outln!(
                     "  superseded by mark #{} {}{why} at record {}",
                     mk.mark_index, mk.kind, mk.at
-                );
+                )?;
                 for e in &t.replaced_by {
                     let one: String = e.text.split_whitespace().collect::<Vec<_>>().join(" ");
                     let cut: String = one.chars().take(100).collect();
-                    println!("  → #{} {} {}", e.index, e.role.as_str(), sanitize(&cut));
+                    outln!("  → #{} {} {}", e.index, e.role.as_str(), sanitize(&cut))?;
                 }
             }
         }
@@ -91,26 +92,26 @@ pub fn run(g: &Globals, a: TraceArgs) -> anyhow::Result<Found> {
     let t = session::trace(&m, key).context("the session left the index")?;
     if a.json {
         // The body `GET /api/session/{key}/trace` answers.
-        println!("{}", serde_json::to_value(&t)?);
+        outln!("{}", serde_json::to_value(&t)?)?;
         return Ok(Found::Yes);
     }
     for n in &t.ancestors {
         match n {
-            Ancestor::Known(s) => println!(
+            Ancestor::Known(s) => outln!(
                 "{}  {}",
                 sanitize(&s.session_key),
                 sanitize(s.title.as_deref().unwrap_or(""))
-            ),
+            )?,
             Ancestor::Missing { session_key, .. } => {
-                println!("{}  (not indexed)", sanitize(session_key))
+                outln!("{}  (not indexed)", sanitize(session_key))?
             }
         }
     }
-    println!(
+    outln!(
         "{}  {}  ←",
         sanitize(key),
         sanitize(entry.meta.title.as_deref().unwrap_or("(untitled)"))
-    );
-    print_tree(&t.descendants, 0);
+    )?;
+    print_tree(&t.descendants, 0)?;
     Ok(Found::Yes)
 }
