@@ -5,6 +5,7 @@
 
 pub mod assets;
 pub mod cli;
+pub mod deep;
 pub mod demo;
 pub mod engine;
 pub mod export;

@@ -13,6 +13,7 @@ mod completions;
 mod config;
 mod demo;
 mod export;
+mod grep;
 mod index;
 mod mcp;
 mod open;
@@ -72,6 +73,8 @@ pub enum Command {
     Index(index::IndexArgs),
     /// Search every conversation (words are joined with single spaces into q).
     Search(search::SearchArgs),
+    /// Deep Search: scan the sessions' source files themselves (every record kind, .zst decoded).
+    Grep(grep::GrepArgs),
     /// Upload this store's index for team search: recall publish s3://bucket/prefix.
     Publish(publish::PublishArgs),
     /// List sessions, newest first.
@@ -166,6 +169,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Found> {
     match cli.command {
         Command::Index(a) => index::run(g, a),
         Command::Search(a) => search::run(g, a),
+        Command::Grep(a) => grep::run(g, a),
         Command::Publish(a) => publish::run(g, a),
         Command::Sessions(a) => sessions::run(g, a),
         Command::Show(a) => show::run(g, a),

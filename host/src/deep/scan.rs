@@ -1,0 +1,97 @@
+//! One file of a deep search: opened as a regular file only (never
+//! blocking on a FIFO), `.zst` decoded as a stream, searched line by line
+//! with ripgrep's searcher, each matching line handed to the caller as it
+//! is found.
+
+use crate::extract::open::open_regular;
+use grep_regex::RegexMatcher;
+use grep_searcher::{Searcher, SearcherBuilder, Sink, SinkMatch};
+use std::io::{self, Read};
+use std::path::Path;
+
+/// A line longer than this stops the file's scan (named as unreadable).
+const HEAP_LIMIT: usize = 64 << 20;
+/// Decoded bytes read from one file at most (a decompression bomb stops here).
+const MAX_DECODED: u64 = 8 << 30;
+
+/// How one file's scan went.
+#[derive(Debug, Default)]
+pub struct Scanned {
+    /// Bytes read (decoded).
+    pub bytes: u64,
+    /// Why the file (or its rest) could not be read.
+    pub error: Option<String>,
+}
+
+/// Counts what passes through.
+struct Counting<R> {
+    inner: R,
+    n: u64,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let k = self.inner.read(buf)?;
+        self.n += k as u64;
+        Ok(k)
+    }
+}
+
+struct Lines<'a> {
+    on_line: &'a mut dyn FnMut(u64, u64, &[u8]) -> bool,
+}
+
+impl Sink for Lines<'_> {
+    type Error = io::Error;
+
+    fn matched(&mut self, _s: &Searcher, m: &SinkMatch<'_>) -> Result<bool, io::Error> {
+        let line = m.bytes();
+        let line = line.strip_suffix(b"\n").unwrap_or(line);
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        Ok((self.on_line)(
+            m.line_number().unwrap_or(0),
+            m.absolute_byte_offset(),
+            line,
+        ))
+    }
+}
+
+/// Searches `path` for `matcher`; `on_line(line_no, offset, line)` gets
+/// each matching line and returns false to stop.
+pub fn file(
+    path: &Path,
+    matcher: &RegexMatcher,
+    on_line: &mut dyn FnMut(u64, u64, &[u8]) -> bool,
+) -> Scanned {
+    let mut out = Scanned::default();
+    let f = match open_regular(path) {
+        Ok(f) => f,
+        Err(e) => {
+            out.error = Some(e.to_string());
+            return out;
+        }
+    };
+    let zst = path.extension().is_some_and(|x| x == "zst");
+    let reader: Box<dyn Read> = if zst {
+        match zstd::stream::read::Decoder::new(f) {
+            Ok(d) => Box::new(d.take(MAX_DECODED)),
+            Err(e) => {
+                out.error = Some(e.to_string());
+                return out;
+            }
+        }
+    } else {
+        Box::new(f.take(MAX_DECODED))
+    };
+    let mut reader = Counting { inner: reader, n: 0 };
+    let mut searcher = SearcherBuilder::new()
+        .line_number(true)
+        .heap_limit(Some(HEAP_LIMIT))
+        .build();
+    let r = searcher.search_reader(matcher, &mut reader, Lines { on_line });
+    out.bytes = reader.n;
+    if let Err(e) = r {
+        out.error = Some(e.to_string());
+    }
+    out
+}
