@@ -4,7 +4,9 @@
 
 use super::render::sanitize;
 use super::{Context, Found, Globals};
-use crate::deep::{self, DeepProgress, DeepRequest, DeepSession, DeepSink, KindFilter, PatternOptions};
+use crate::deep::{
+    self, DeepProgress, DeepRequest, DeepSession, DeepSink, KindFilter, PatternOptions,
+};
 use crate::engine::arena::Arena;
 use crate::engine::StoreCatalog;
 use crate::timefmt::minute_opt;
@@ -168,7 +170,15 @@ pub fn run(g: &Globals, a: GrepArgs) -> anyhow::Result<Found> {
         progress: !a.json && std::io::stderr().is_terminal(),
         failed: None,
     };
-    let summary = deep::run(&req, &manifest, &catalog, true, &mut printer);
+    let roots = deep::Roots::new(
+        ctx.indexer
+            .options()
+            .roots
+            .all()
+            .into_iter()
+            .map(|(_, p)| p.to_path_buf()),
+    );
+    let summary = deep::run(&req, &manifest, &catalog, &roots, true, &mut printer);
     if printer.progress {
         eprint!("\r\x1b[2K");
     }
@@ -176,7 +186,10 @@ pub fn run(g: &Globals, a: GrepArgs) -> anyhow::Result<Found> {
         return Err(e.into());
     }
     if a.json {
-        outln!("{}", serde_json::json!({"type": "done", "summary": summary}))?;
+        outln!(
+            "{}",
+            serde_json::json!({"type": "done", "summary": summary})
+        )?;
     } else {
         for u in &summary.unreadable {
             eprintln!("recall: left out {}", sanitize(u));
@@ -188,5 +201,9 @@ pub fn run(g: &Globals, a: GrepArgs) -> anyhow::Result<Found> {
             );
         }
     }
-    Ok(if summary.hits > 0 { Found::Yes } else { Found::No })
+    Ok(if summary.hits > 0 {
+        Found::Yes
+    } else {
+        Found::No
+    })
 }

@@ -78,7 +78,9 @@ pub fn run(g: &Globals, a: TraceArgs) -> anyhow::Result<Found> {
                     .unwrap_or_default();
                 outln!(
                     "  superseded by mark #{} {}{why} at record {}",
-                    mk.mark_index, mk.kind, mk.at
+                    mk.mark_index,
+                    mk.kind,
+                    mk.at
                 )?;
                 for e in &t.replaced_by {
                     let one: String = e.text.split_whitespace().collect::<Vec<_>>().join(" ");

@@ -86,7 +86,10 @@ fn ids(v: &Value) -> Vec<String> {
 
 fn kind_of(field: &str) -> Kind {
     let f = field.to_ascii_lowercase();
-    if ["thinking", "reasoning", "thought"].iter().any(|w| f.contains(w)) {
+    if ["thinking", "reasoning", "thought"]
+        .iter()
+        .any(|w| f.contains(w))
+    {
         Kind::Reasoning
     } else {
         Kind::Other
@@ -98,7 +101,12 @@ fn kind_of(field: &str) -> Kind {
 fn window(text: &str, m: &RegexMatcher) -> (String, Vec<[usize; 2]>) {
     let bytes = text.as_bytes();
     let first = m.find(bytes).ok().flatten().map_or(0, |r| r.start());
-    let before: usize = text[..first].chars().rev().take(WINDOW_CHARS / 3).map(char::len_utf8).sum();
+    let before: usize = text[..first]
+        .chars()
+        .rev()
+        .take(WINDOW_CHARS / 3)
+        .map(char::len_utf8)
+        .sum();
     let start = first - before;
     let end = text[start..]
         .char_indices()
@@ -120,7 +128,13 @@ fn window(text: &str, m: &RegexMatcher) -> (String, Vec<[usize; 2]>) {
         s.push('…');
     }
     let shift = lead.len();
-    (s, marks.into_iter().map(|[a, b]| [a + shift, b + shift]).collect())
+    (
+        s,
+        marks
+            .into_iter()
+            .map(|[a, b]| [a + shift, b + shift])
+            .collect(),
+    )
 }
 
 /// Decodes one matching line.
@@ -143,11 +157,23 @@ pub fn line(raw: &[u8], m: &RegexMatcher) -> Decoded {
         // The match spans JSON syntax (a key, an escape): show the line.
         let lossy = String::from_utf8_lossy(raw);
         let (text, highlights) = window(&lossy, m);
-        return Decoded { text, highlights, field: None, ids: ids(&v), kind: Kind::Other };
+        return Decoded {
+            text,
+            highlights,
+            field: None,
+            ids: ids(&v),
+            kind: Kind::Other,
+        };
     }
     let lossy = String::from_utf8_lossy(raw);
     let (text, highlights) = window(&lossy, m);
-    Decoded { text, highlights, field: None, ids: Vec::new(), kind: Kind::Other }
+    Decoded {
+        text,
+        highlights,
+        field: None,
+        ids: Vec::new(),
+        kind: Kind::Other,
+    }
 }
 
 #[cfg(test)]
@@ -156,7 +182,10 @@ mod tests {
     use grep_regex::RegexMatcherBuilder;
 
     fn m(p: &str) -> RegexMatcher {
-        RegexMatcherBuilder::new().fixed_strings(true).build(p).unwrap()
+        RegexMatcherBuilder::new()
+            .fixed_strings(true)
+            .build(p)
+            .unwrap()
     }
 
     #[test]

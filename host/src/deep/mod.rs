@@ -16,7 +16,7 @@ mod decode;
 mod scan;
 
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
-use recall_core::model::{Manifest, ManifestEntry, Locator, Role};
+use recall_core::model::{Locator, Manifest, ManifestEntry, Role};
 use recall_core::session::list::SessionListRequest;
 use recall_core::{Catalog, QueryError};
 use serde::Serialize;
@@ -231,13 +231,40 @@ fn indexed<'a>(
     })
 }
 
-/// Runs a deep search over `manifest`'s sessions; `catalog` supplies their
-/// indexed records (for locators and roles), `with_paths` says whether hits
-/// may name files (false for remote clients).
+/// Where a deep search may read: the agents' source folders of this
+/// machine. A session path outside them (a manifest entry from elsewhere)
+/// is never opened.
+#[derive(Clone, Debug, Default)]
+pub struct Roots(Vec<std::path::PathBuf>);
+
+impl Roots {
+    /// The folders (made absolute and canonical where they exist).
+    pub fn new(dirs: impl IntoIterator<Item = std::path::PathBuf>) -> Roots {
+        Roots(
+            dirs.into_iter()
+                .map(|d| std::fs::canonicalize(&d).unwrap_or(d))
+                .collect(),
+        )
+    }
+
+    /// Whether `path` (canonicalized) lies under one of the folders.
+    fn holds(&self, path: &Path) -> bool {
+        let Ok(real) = std::fs::canonicalize(path) else {
+            return false;
+        };
+        self.0.iter().any(|r| real.starts_with(r))
+    }
+}
+
+/// Runs a deep search over `manifest`'s sessions, reading only files under
+/// `roots`; `catalog` supplies their indexed records (for locators and
+/// roles), `with_paths` says whether hits may name files (false for remote
+/// clients).
 pub fn run(
     req: &DeepRequest,
     manifest: &Manifest,
     catalog: &dyn Catalog,
+    roots: &Roots,
     with_paths: bool,
     sink: &mut dyn DeepSink,
 ) -> DeepSummary {
@@ -264,7 +291,7 @@ pub fn run(
         for (i, path) in entry.meta.paths.iter().enumerate() {
             if left == 0 {
                 summary.truncated = true;
-                break 'sessions;
+                break;
             }
             let mut on_line = |line_no: u64, offset: u64, raw: &[u8]| {
                 let d = decode::line(raw, &req.matcher);
@@ -291,7 +318,14 @@ pub fn run(
                 }
                 left > 0
             };
-            let scanned = scan::file(Path::new(path), &req.matcher, &mut on_line);
+            let scanned = if roots.holds(Path::new(path)) {
+                scan::file(Path::new(path), &req.matcher, &mut on_line)
+            } else {
+                scan::Scanned {
+                    bytes: 0,
+                    error: Some("not under an agent's folder of this machine".into()),
+                }
+            };
             summary.progress.files_done += 1;
             summary.progress.bytes += scanned.bytes;
             if let Some(e) = scanned.error {
@@ -320,6 +354,9 @@ pub fn run(
                 summary.cancelled = true;
                 break;
             }
+        }
+        if left == 0 {
+            break;
         }
     }
     summary.truncated |= left == 0 && summary.progress.files_done < summary.progress.files_total;

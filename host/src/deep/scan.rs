@@ -83,7 +83,10 @@ pub fn file(
     } else {
         Box::new(f.take(MAX_DECODED))
     };
-    let mut reader = Counting { inner: reader, n: 0 };
+    let mut reader = Counting {
+        inner: reader,
+        n: 0,
+    };
     let mut searcher = SearcherBuilder::new()
         .line_number(true)
         .heap_limit(Some(HEAP_LIMIT))

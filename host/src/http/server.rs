@@ -103,6 +103,7 @@ pub fn router(state: AppState, security: Security) -> Router {
     });
     Router::new()
         .route("/api/sessions/message-search", get(routes::search::search))
+        .route("/api/sessions/deep-search", get(routes::deep::deep_search))
         .route("/api/sessions", get(routes::sessions::list))
         .route("/api/session/{key}", get(routes::session::detail))
         .route("/api/session/{key}/trace", get(routes::trace::trace))

@@ -26,6 +26,8 @@ pub struct AppState {
     pub exports: Slots,
     /// Concurrent-locate slots.
     pub locates: Slots,
+    /// Running deep searches, per client.
+    pub deep: super::deep::DeepSlots,
     /// Login codes and the session cookie (servers with a token).
     pub logins: Option<Arc<Logins>>,
     /// A search first refreshes the index when the last sweep is older.
@@ -45,6 +47,7 @@ impl AppState {
             slots: SearchSlots::default(),
             exports: Slots::named(limits::MAX_CONCURRENT_EXPORTS, "exports"),
             locates: Slots::named(limits::MAX_CONCURRENT_LOCATES, "locates"),
+            deep: Default::default(),
             logins: None,
             refresh_after,
             allow_remote_export: false,
