@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
 
-/// One of the ten agents recall indexes. The serialized spelling is the one
+/// One of the agents recall indexes. The serialized spelling is the one
 /// used everywhere: shards, session keys, the API and the CLI.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Source {
@@ -33,9 +33,6 @@ pub enum Source {
     /// Google's Gemini CLI.
     #[serde(rename = "gemini")]
     Gemini,
-    /// OpenCode (sst/opencode).
-    #[serde(rename = "opencode")]
-    OpenCode,
     /// GitHub Copilot CLI.
     #[serde(rename = "copilot")]
     Copilot,
@@ -46,7 +43,7 @@ pub enum Source {
 
 impl Source {
     /// All sources, in their canonical order.
-    pub const ALL: [Source; 10] = [
+    pub const ALL: [Source; 9] = [
         Source::ClaudeCode,
         Source::Codex,
         Source::Kimi,
@@ -54,13 +51,12 @@ impl Source {
         Source::Intendant,
         Source::Dsh,
         Source::Gemini,
-        Source::OpenCode,
         Source::Copilot,
         Source::Qwen,
     ];
 
     /// The canonical id (`claude-code`, `codex`, `kimi`, `pi`, `intendant`,
-    /// `dsh`, `gemini`, `opencode`, `copilot`, `qwen`).
+    /// `dsh`, `gemini`, `copilot`, `qwen`).
     pub fn as_str(self) -> &'static str {
         match self {
             Source::ClaudeCode => "claude-code",
@@ -70,15 +66,30 @@ impl Source {
             Source::Intendant => "intendant",
             Source::Dsh => "dsh",
             Source::Gemini => "gemini",
-            Source::OpenCode => "opencode",
             Source::Copilot => "copilot",
             Source::Qwen => "qwen",
         }
     }
 
+    /// The agent's name as people write it (`Claude Code`, `DeepSeek
+    /// Harness`, `Gemini CLI`, …), for messages and help.
+    pub fn label(self) -> &'static str {
+        match self {
+            Source::ClaudeCode => "Claude Code",
+            Source::Codex => "Codex",
+            Source::Kimi => "Kimi",
+            Source::Pi => "Pi",
+            Source::Intendant => "Intendant",
+            Source::Dsh => "DeepSeek Harness",
+            Source::Gemini => "Gemini CLI",
+            Source::Copilot => "Copilot CLI",
+            Source::Qwen => "Qwen Code",
+        }
+    }
+
     /// Parses a canonical id or one of the accepted aliases (`claude`, `cc`,
     /// `kimi-code`, `pi-coding-agent`, `deepseek-harness`, `gemini-cli`,
-    /// `open-code`, `copilot-cli`, `github-copilot`, `qwen-code`), ASCII
+    /// `copilot-cli`, `github-copilot`, `qwen-code`), ASCII
     /// case-insensitively, with a space accepted for each `-` (`claude code`,
     /// `kimi code`, `pi coding agent`, `DeepSeek Harness`, `Gemini CLI`,
     /// `GitHub Copilot CLI`, `Qwen Code`).
@@ -92,7 +103,6 @@ impl Source {
             "intendant" => Source::Intendant,
             "dsh" | "deepseek-harness" => Source::Dsh,
             "gemini" | "gemini-cli" => Source::Gemini,
-            "opencode" | "open-code" => Source::OpenCode,
             "copilot" | "copilot-cli" | "github-copilot" | "github-copilot-cli" => Source::Copilot,
             "qwen" | "qwen-code" => Source::Qwen,
             _ => return None,

@@ -49,6 +49,34 @@ pub(crate) const AGENTS: &[Entry] = &[
     entry::<qwen::Qwen>(),
 ];
 
+/// The agents of the registry by name (`Claude Code, Codex, …`), each
+/// once: what every message and help text that lists agents prints.
+pub fn agent_names() -> String {
+    let mut seen: Vec<Source> = Vec::new();
+    for a in AGENTS {
+        if !seen.contains(&a.source) {
+            seen.push(a.source);
+        }
+    }
+    seen.iter().map(|s| s.label()).collect::<Vec<_>>().join(", ")
+}
+
+/// The canonical source ids of the registry (`claude-code, codex, …`).
+pub fn source_ids() -> String {
+    let mut seen: Vec<&str> = Vec::new();
+    for a in AGENTS {
+        if !seen.contains(&a.source.as_str()) {
+            seen.push(a.source.as_str());
+        }
+    }
+    seen.join(", ")
+}
+
+/// Every agent's root variable, in registry order (`CLAUDE_CONFIG_DIR, …`).
+pub fn env_vars() -> String {
+    AGENTS.iter().map(|a| a.env).collect::<Vec<_>>().join(", ")
+}
+
 /// Where each agent's transcripts live, by registry id (`claude`, `codex`,
 /// `kimi_code`, `kimi_legacy`, `pi`, `intendant`, `dsh`, `gemini`,
 /// `copilot`, `qwen`); an agent without
