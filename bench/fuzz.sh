@@ -60,6 +60,11 @@ seed() {
     extract_kimi) src=kimi ;;
     extract_pi) src=pi ;;
     extract_dsh) src=dsh ;;
+    extract_qwen) src=qwen ;;
+    extract_copilot) src=copilot-cli ;;
+    extract_gemini)
+      cp "$root/host/tests/fixtures/next-agents/gemini-replay.jsonl" "$dir/"
+      return 0 ;;
     extract_intendant)
       generated
       find "$gen/int/home/.intendant" -name session.jsonl -size -256k 2>/dev/null | head -40 |

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
 
-/// One of the five agents recall indexes. The serialized spelling is the one
+/// One of the agents recall indexes. The serialized spelling is the one
 /// used everywhere: shards, session keys, the API and the CLI.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Source {
@@ -30,20 +30,33 @@ pub enum Source {
     /// DeepSeek Harness (`dsh`) session logs.
     #[serde(rename = "dsh")]
     Dsh,
+    /// Google's Gemini CLI.
+    #[serde(rename = "gemini")]
+    Gemini,
+    /// GitHub Copilot CLI.
+    #[serde(rename = "copilot")]
+    Copilot,
+    /// Qwen Code.
+    #[serde(rename = "qwen")]
+    Qwen,
 }
 
 impl Source {
     /// All sources, in their canonical order.
-    pub const ALL: [Source; 6] = [
+    pub const ALL: [Source; 9] = [
         Source::ClaudeCode,
         Source::Codex,
         Source::Kimi,
         Source::Pi,
         Source::Intendant,
         Source::Dsh,
+        Source::Gemini,
+        Source::Copilot,
+        Source::Qwen,
     ];
 
-    /// The canonical id (`claude-code`, `codex`, `kimi`, `pi`, `intendant`, `dsh`).
+    /// The canonical id (`claude-code`, `codex`, `kimi`, `pi`, `intendant`,
+    /// `dsh`, `gemini`, `copilot`, `qwen`).
     pub fn as_str(self) -> &'static str {
         match self {
             Source::ClaudeCode => "claude-code",
@@ -52,13 +65,34 @@ impl Source {
             Source::Pi => "pi",
             Source::Intendant => "intendant",
             Source::Dsh => "dsh",
+            Source::Gemini => "gemini",
+            Source::Copilot => "copilot",
+            Source::Qwen => "qwen",
+        }
+    }
+
+    /// The agent's name as people write it (`Claude Code`, `DeepSeek
+    /// Harness`, `Gemini CLI`, …), for messages and help.
+    pub fn label(self) -> &'static str {
+        match self {
+            Source::ClaudeCode => "Claude Code",
+            Source::Codex => "Codex",
+            Source::Kimi => "Kimi",
+            Source::Pi => "Pi",
+            Source::Intendant => "Intendant",
+            Source::Dsh => "DeepSeek Harness",
+            Source::Gemini => "Gemini CLI",
+            Source::Copilot => "Copilot CLI",
+            Source::Qwen => "Qwen Code",
         }
     }
 
     /// Parses a canonical id or one of the accepted aliases (`claude`, `cc`,
-    /// `kimi-code`, `pi-coding-agent`, `deepseek-harness`), ASCII
+    /// `kimi-code`, `pi-coding-agent`, `deepseek-harness`, `gemini-cli`,
+    /// `copilot-cli`, `github-copilot`, `qwen-code`), ASCII
     /// case-insensitively, with a space accepted for each `-` (`claude code`,
-    /// `kimi code`, `pi coding agent`, `DeepSeek Harness`).
+    /// `kimi code`, `pi coding agent`, `DeepSeek Harness`, `Gemini CLI`,
+    /// `GitHub Copilot CLI`, `Qwen Code`).
     pub fn parse(s: &str) -> Option<Source> {
         let name = s.trim().to_ascii_lowercase().replace(' ', "-");
         Some(match name.as_str() {
@@ -68,6 +102,9 @@ impl Source {
             "pi" | "pi-coding-agent" => Source::Pi,
             "intendant" => Source::Intendant,
             "dsh" | "deepseek-harness" => Source::Dsh,
+            "gemini" | "gemini-cli" => Source::Gemini,
+            "copilot" | "copilot-cli" | "github-copilot" | "github-copilot-cli" => Source::Copilot,
+            "qwen" | "qwen-code" => Source::Qwen,
             _ => return None,
         })
     }

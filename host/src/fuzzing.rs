@@ -65,11 +65,34 @@ fn home() -> PathBuf {
             ));
             let _ = std::fs::remove_dir_all(&dir);
             let _ = crate::demo::write_at(&dir, 1_793_000_000_000);
+            for (rel, bytes) in NEXT_SEEDS {
+                let p = dir.join(rel);
+                let _ = p.parent().map(std::fs::create_dir_all);
+                let _ = std::fs::write(p, bytes);
+            }
             Scratch(dir)
         };
     }
     HOME.with(|h| h.0.clone())
 }
+
+/// Sessions of the agents the demo home does not hold (its sessions are
+/// fixed by the HTTP goldens), written beside it: a Gemini CLI replay log
+/// (the test fixture), a Qwen Code and a Copilot CLI session of the corpus.
+const NEXT_SEEDS: [(&str, &[u8]); 3] = [
+    (
+        ".gemini/tmp/fuzz/chats/session-2026-05-01T10-00-6f1c2a9e.jsonl",
+        include_bytes!("../tests/fixtures/next-agents/gemini-replay.jsonl"),
+    ),
+    (
+        ".qwen/projects/-work/chats/27d495d1-de2d-449d-af11-d42d4d6ef80d.jsonl",
+        include_bytes!("../../tests/shared/corpus/qwen/projects__-work__chats__27d495d1-de2d-449d-af11-d42d4d6ef80d.jsonl"),
+    ),
+    (
+        ".copilot/session-state/049410b4-c1df-44ee-87a5-caa1c349091e/events.jsonl",
+        include_bytes!("../../tests/shared/corpus/copilot-cli/049410b4-c1df-44ee-87a5-caa1c349091e__events.jsonl"),
+    ),
+];
 
 fn units() -> Vec<SessionSource> {
     extract::discover(&Roots::resolve(&home(), |_| None))
@@ -80,14 +103,23 @@ fn unit_of(source: Source) -> Option<SessionSource> {
     units().into_iter().find(|u| u.source == source)
 }
 
+/// Whether the fuzz home holds a session of `source` (else [`extract`]
+/// of it tests nothing).
+pub fn has_unit(source: Source) -> bool {
+    unit_of(source).is_some()
+}
+
 /// Sources in the order [`extract`]'s selector byte picks them.
-pub const SOURCES: [Source; 6] = [
+pub const SOURCES: [Source; 9] = [
     Source::ClaudeCode,
     Source::Codex,
     Source::Kimi,
     Source::Pi,
     Source::Intendant,
     Source::Dsh,
+    Source::Gemini,
+    Source::Copilot,
+    Source::Qwen,
 ];
 
 /// The zstd frame magic (DSH sessions are `.jsonl.zstd`).
@@ -545,7 +577,8 @@ pub fn ledger(bytes: &[u8]) {
 
 /// Valid inputs of the targets whose inputs are built from the demo (the
 /// seeds of their stable proptest equivalents): `segment`,
-/// `report_payload`, `extract_dsh` (the demo session, decompressed).
+/// `report_payload`, `extract_dsh` (the demo session, decompressed),
+/// `extract_gemini`, `extract_copilot`, `extract_qwen` (their seed files).
 pub fn demo_seed(target: &str) -> Vec<u8> {
     let demo = demo();
     match target {
@@ -561,6 +594,9 @@ pub fn demo_seed(target: &str) -> Vec<u8> {
             .and_then(|u| u.files.first().and_then(|f| std::fs::read(f).ok()))
             .and_then(|z| zstd::stream::decode_all(&z[..]).ok())
             .unwrap_or_default(),
+        "extract_gemini" => NEXT_SEEDS[0].1.to_vec(),
+        "extract_qwen" => NEXT_SEEDS[1].1.to_vec(),
+        "extract_copilot" => NEXT_SEEDS[2].1.to_vec(),
         _ => Vec::new(),
     }
 }

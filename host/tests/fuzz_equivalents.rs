@@ -48,6 +48,13 @@ const MANIFEST: &[u8] = br#"{"schema":1,"store_id":"abc","revision":3,"parser_ve
 
 const CATALOG: &[u8] = br#"{"schema":2,"parser_version":1,"store_id":"abc","revision":3,"updated_at_ms":0,"metas":[{"name":"0123456789abcdef.meta","sessions":1,"live":1,"deleted":["pi:a"]}],"tombstones":{}}"#;
 
+#[test]
+fn every_fuzzed_source_has_a_seed_session() {
+    for source in fuzzing::SOURCES {
+        assert!(fuzzing::has_unit(source), "{source:?}: no unit in the fuzz home");
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
@@ -119,6 +126,12 @@ proptest! {
 
     #[test]
     fn extract_dsh(b in mutated(demo_seed("extract_dsh"))) { fuzzing::extract(Source::Dsh, &b); }
+    #[test]
+    fn extract_gemini(b in mutated(demo_seed("extract_gemini"))) { fuzzing::extract(Source::Gemini, &b); }
+    #[test]
+    fn extract_copilot(b in mutated(demo_seed("extract_copilot"))) { fuzzing::extract(Source::Copilot, &b); }
+    #[test]
+    fn extract_qwen(b in mutated(demo_seed("extract_qwen"))) { fuzzing::extract(Source::Qwen, &b); }
     #[test]
     fn segment(b in mutated(demo_seed("segment"))) { fuzzing::segment(&b); }
     #[test]

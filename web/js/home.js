@@ -34,6 +34,9 @@ const ENV = {
   pi: 'PI_CODING_AGENT_DIR',
   intendant: 'INTENDANT_HOME',
   dsh: 'DSH_HOME',
+  gemini: 'GEMINI_CLI_HOME',
+  copilot: 'COPILOT_HOME',
+  qwen: 'QWEN_HOME',
 };
 
 /** One row of the recent-sessions list or the metadata lane. */

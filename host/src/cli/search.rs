@@ -25,9 +25,8 @@ pub struct SearchArgs {
     /// The query words (joined with single spaces into q; "quoted phrases" keep their spaces).
     #[arg(required = true, value_name = "Q")]
     pub words: Vec<String>,
-    /// Comma list of sources: claude-code, codex, kimi, pi, intendant, dsh (aliases such as
-    /// deepseek-harness or "claude code" too).
-    #[arg(long)]
+    /// Comma list of sources (aliases such as deepseek-harness or "claude code" too).
+    #[arg(long, help = source_help())]
     pub source: Option<String>,
     /// Comma list of roles: user, assistant, tool.
     #[arg(long)]
@@ -213,6 +212,14 @@ fn finish(ctx: &Context, a: &SearchArgs, response: recall_core::Response) -> any
     })
 }
 
+/// `--source`'s help: the registry's source ids.
+pub(crate) fn source_help() -> String {
+    format!(
+        "Comma list of sources: {} (aliases such as deepseek-harness, gemini-cli or \"claude code\" too)",
+        crate::extract::source_ids()
+    )
+}
+
 /// Says on stderr that nothing is indexed, and where transcripts were looked for.
 fn empty_index(ctx: &Context) {
     eprintln!("recall: the index is empty: no agent transcripts were found in");
@@ -221,8 +228,8 @@ fn empty_index(ctx: &Context) {
         eprintln!("  {:<12} {}{state}", source.as_str(), root.display());
     }
     eprintln!(
-        "recall: look elsewhere with --home DIR or a source's variable \
-         (CLAUDE_CONFIG_DIR, CODEX_HOME, KIMI_CODE_HOME, KIMI_SHARE_DIR, PI_CODING_AGENT_DIR, INTENDANT_HOME)"
+        "recall: look elsewhere with --home DIR or a source's variable ({})",
+        crate::extract::env_vars()
     );
 }
 

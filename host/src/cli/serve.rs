@@ -131,8 +131,10 @@ pub fn run(g: &Globals, a: ServeArgs) -> anyhow::Result<Found> {
     let opts = ctx.indexer.options().clone();
     if extract::discover(&opts.roots).is_empty() && ctx.store.current()?.sessions.is_empty() {
         eprintln!(
-            "recall: no agent transcripts found under {} (Claude Code, Codex, Kimi, Pi, Intendant).",
-            ctx.home.display()
+            "recall: no agent transcripts found under {} ({}); look elsewhere with --home DIR or a source's variable ({}).",
+            ctx.home.display(),
+            extract::agent_names(),
+            extract::env_vars()
         );
         if !a.no_demo {
             // Show something real on a machine with no agents yet: the bundled

@@ -16,8 +16,8 @@ pub struct TuiArgs {
     /// The query to start with (words joined with single spaces).
     #[arg(value_name = "Q")]
     pub words: Vec<String>,
-    /// Only this source: claude-code, codex, kimi, pi, intendant (`s` changes it).
-    #[arg(long)]
+    /// Only this source (`s` changes it).
+    #[arg(long, help = format!("Only this source: {} (`s` changes it)", crate::extract::source_ids()))]
     pub source: Option<String>,
     /// Only sessions under this working directory (`p` changes it).
     #[arg(long, value_name = "DIR")]

@@ -11,16 +11,20 @@ pub mod agent;
 pub mod claude;
 pub mod codex;
 pub mod common;
+pub mod copilot;
 pub mod draft;
 pub mod dsh;
 pub mod feed;
+pub mod gemini;
 pub mod intendant;
 pub mod json;
 pub mod kimi;
 pub mod lenient;
 pub mod open;
 pub mod pi;
+pub mod qwen;
 pub mod resume;
+pub(crate) mod single;
 
 pub use resume::{extract_resumable, extract_resumable_with, Checkpoint, Fed, Resumed};
 
@@ -40,10 +44,42 @@ pub(crate) const AGENTS: &[Entry] = &[
     entry::<pi::Pi>(),
     entry::<intendant::Intendant>(),
     entry::<dsh::Dsh>(),
+    entry::<gemini::Gemini>(),
+    entry::<copilot::Copilot>(),
+    entry::<qwen::Qwen>(),
 ];
 
+/// The agents of the registry by name (`Claude Code, Codex, …`), each
+/// once: what every message and help text that lists agents prints.
+pub fn agent_names() -> String {
+    let mut seen: Vec<Source> = Vec::new();
+    for a in AGENTS {
+        if !seen.contains(&a.source) {
+            seen.push(a.source);
+        }
+    }
+    seen.iter().map(|s| s.label()).collect::<Vec<_>>().join(", ")
+}
+
+/// The canonical source ids of the registry (`claude-code, codex, …`).
+pub fn source_ids() -> String {
+    let mut seen: Vec<&str> = Vec::new();
+    for a in AGENTS {
+        if !seen.contains(&a.source.as_str()) {
+            seen.push(a.source.as_str());
+        }
+    }
+    seen.join(", ")
+}
+
+/// Every agent's root variable, in registry order (`CLAUDE_CONFIG_DIR, …`).
+pub fn env_vars() -> String {
+    AGENTS.iter().map(|a| a.env).collect::<Vec<_>>().join(", ")
+}
+
 /// Where each agent's transcripts live, by registry id (`claude`, `codex`,
-/// `kimi_code`, `kimi_legacy`, `pi`, `intendant`, `dsh`); an agent without
+/// `kimi_code`, `kimi_legacy`, `pi`, `intendant`, `dsh`, `gemini`,
+/// `copilot`, `qwen`); an agent without
 /// an entry is not configured.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Roots(BTreeMap<String, PathBuf>);
@@ -51,7 +87,8 @@ pub struct Roots(BTreeMap<String, PathBuf>);
 impl Roots {
     /// Every agent's root relative to `home`, overridden by its env
     /// variable (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`, `KIMI_CODE_HOME`,
-    /// `KIMI_SHARE_DIR`, `PI_CODING_AGENT_DIR`, `INTENDANT_HOME`, `DSH_HOME`)
+    /// `KIMI_SHARE_DIR`, `PI_CODING_AGENT_DIR`, `INTENDANT_HOME`, `DSH_HOME`,
+    /// `GEMINI_CLI_HOME`, `COPILOT_HOME`, `QWEN_HOME`)
     /// as read by `env` (pass `|k| std::env::var_os(k)` at the binary's edge).
     pub fn resolve(home: &Path, env: impl Fn(&str) -> Option<std::ffi::OsString>) -> Roots {
         let var = |k: &str| env(k).filter(|v| !v.is_empty()).map(PathBuf::from);

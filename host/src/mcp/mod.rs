@@ -160,7 +160,7 @@ impl RecallMcp {
 #[tool_handler(
     router = self.tool_router,
     name = "recall",
-    instructions = "Read-only search over this project's past coding-agent sessions (Claude Code, Codex, Kimi, pi, Intendant)."
+    instructions = "Read-only search over this project's past coding-agent sessions (Claude Code, Codex, Kimi, Pi, Intendant, DeepSeek Harness, Gemini CLI, Copilot CLI, Qwen Code)."
 )]
 impl ServerHandler for RecallMcp {}
 

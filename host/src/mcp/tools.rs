@@ -55,7 +55,7 @@ impl Deadline {
 pub struct SearchArgs {
     /// Words that must all occur in one message ("quoted phrases" keep their spaces).
     pub query: String,
-    /// Only these agents: claude-code, codex, kimi, pi, intendant.
+    /// Only these agents: claude-code, codex, kimi, pi, intendant, dsh, gemini, copilot, qwen.
     #[serde(default)]
     pub sources: Option<Vec<String>>,
     /// Only messages at or after this time (epoch ms or RFC 3339).
@@ -82,7 +82,7 @@ pub struct ListArgs {
     /// Only sessions whose working directory is this path or under it.
     #[serde(default)]
     pub cwd: Option<String>,
-    /// Only these agents: claude-code, codex, kimi, pi, intendant.
+    /// Only these agents: claude-code, codex, kimi, pi, intendant, dsh, gemini, copilot, qwen.
     #[serde(default)]
     pub sources: Option<Vec<String>>,
 }

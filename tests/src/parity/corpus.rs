@@ -206,6 +206,10 @@ fn resume_command(source: Source, id: &str) -> Option<String> {
         Source::Codex => Some(format!("codex resume {id}")),
         Source::Kimi => Some(format!("kimi --session {id}")),
         Source::Pi | Source::Intendant | Source::Dsh => None,
+        Source::Gemini => Some(format!("gemini --resume {id}")),
+        Source::Copilot => Some(format!("copilot --resume {id}")),
+        Source::Qwen => Some(format!("qwen --resume {id}")),
+
     }
 }
 

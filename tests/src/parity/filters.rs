@@ -15,6 +15,9 @@ pub fn source_spellings(s: Source) -> &'static [&'static str] {
         Source::Pi => &["pi", "pi-coding-agent"],
         Source::Intendant => &["intendant"],
         Source::Dsh => &["dsh", "deepseek-harness"],
+        Source::Gemini => &["gemini", "gemini-cli"],
+        Source::Copilot => &["copilot", "copilot-cli", "github-copilot", "github-copilot-cli"],
+        Source::Qwen => &["qwen", "qwen-code"],
     }
 }
 

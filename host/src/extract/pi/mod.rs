@@ -20,10 +20,10 @@ use super::json::{blank, parse_line, sniff_type, tool_call_text, TextOrParts, Ts
 use super::lenient::{Obj, Str};
 use super::{Diagnostics, ExtractError, Extracted, SessionSource};
 use recall_core::model::{
-    add_model, session_key, Mark, Parent, Relation, Role, SessionMeta, Source,
+    add_model, session_key, Parent, Relation, Role, SessionMeta, Source,
 };
 use serde::{Deserialize, Serialize};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -347,7 +347,7 @@ impl State {
 
     /// The session (`None` without a single record or an id).
     fn finish(mut self, path: &Path) -> Option<Extracted> {
-        let marks = self.branch_mark();
+        let marks = super::single::off_branch(self.leaf.as_deref(), &self.tree, &self.drafts);
         let session_id = self
             .id
             .clone()
@@ -379,42 +379,6 @@ impl State {
             Diagnostics::default(),
             mtime_ms(path),
         )
-    }
-
-    /// One `record_ids` mark over the records whose entry is off the active
-    /// branch; nothing when the file has no ids or the walk from the leaf
-    /// hits an id the file does not contain.
-    fn branch_mark(&self) -> Vec<Mark> {
-        let Some(leaf) = &self.leaf else {
-            return Vec::new();
-        };
-        let mut path: HashSet<&str> = HashSet::new();
-        let mut cur = Some(leaf.as_str());
-        while let Some(id) = cur {
-            if !path.insert(id) {
-                break; // a cycle: the path so far is all there is
-            }
-            match self.tree.get(id) {
-                Some(parent) => cur = parent.as_deref(),
-                None => return Vec::new(),
-            }
-        }
-        let mut ids: Vec<String> = Vec::new();
-        for d in &self.drafts {
-            if let Some(id) = &d.item_id {
-                if !path.contains(id.as_str()) && ids.last() != Some(id) {
-                    ids.push(id.clone());
-                }
-            }
-        }
-        if ids.is_empty() {
-            return Vec::new();
-        }
-        vec![Mark::RecordIds {
-            at: self.drafts.len() as u64,
-            ids,
-            reason: "branch".into(),
-        }]
     }
 }
 
