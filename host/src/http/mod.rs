@@ -9,7 +9,8 @@
 //! [`limits`] (429, sizes), [`conn`] (connection cap and timeouts),
 //! [`query`] (strict query-string decoding), [`errors`] (the §7 error body),
 //! [`logging`] (no query text, ever), [`assets`] (the embedded front end),
-//! [`exposure`] (what a remote client may see), [`state_change`] (the POST
+//! [`exposure`] (what a remote client may see), [`events`] (revision
+//! announcements for `GET /api/events`), [`state_change`] (the POST
 //! gate), [`locate`], [`served`] (the read/write split),
 //! [`store_catalog`] (the store's read side), [`indexer`] (the write side). Export planning ([`crate::export`]), lineage
 //! ([`crate::lineage`]) and the embedded files ([`crate::assets`]) live
@@ -18,6 +19,7 @@
 pub mod assets;
 pub mod conn;
 pub mod errors;
+pub mod events;
 pub mod exposure;
 pub mod headers;
 pub mod indexer;

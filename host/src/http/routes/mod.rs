@@ -3,6 +3,7 @@
 //! bridge and the JSON response builder.
 
 pub mod admin;
+pub mod events;
 pub mod export;
 pub mod one_session;
 pub mod search;

@@ -2,6 +2,7 @@
 //! server has one), the concurrency slots, the login codes and the server's
 //! exposure options.
 
+use crate::http::events::Revisions;
 use crate::http::indexer::IndexerHandle;
 use crate::http::limits::{self, SearchSlots, Slots};
 use crate::http::login::Logins;
@@ -33,6 +34,8 @@ pub struct AppState {
     /// Remote clients may download source files through export
     /// (`--allow-remote-export`).
     pub allow_remote_export: bool,
+    /// Revision announcements (`GET /api/events`).
+    pub events: Arc<Revisions>,
 }
 
 impl AppState {
@@ -48,6 +51,7 @@ impl AppState {
             logins: None,
             refresh_after,
             allow_remote_export: false,
+            events: Arc::new(Revisions::default()),
         }
     }
 }
