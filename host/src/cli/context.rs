@@ -65,6 +65,7 @@ impl Context {
         let roots = Roots::resolve(&home, env);
         let mut opts = IndexOptions::new(roots);
         opts.retention_days = policy.history_days;
+        opts.exclude_paths = policy.exclude_paths.clone();
         opts.now_ms = g.now;
         let indexer = Indexer::new(store.clone(), opts);
         Ok(Context {

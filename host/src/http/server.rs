@@ -131,6 +131,10 @@ pub fn router(state: AppState, security: Security) -> Router {
             get(routes::one_session::event_trace),
         )
         .route("/api/session/{key}/export", get(routes::export::export))
+        .route(
+            "/api/session/{key}/forget",
+            post(routes::admin::forget).route_layer(middleware::from_fn(super::state_change::gate)),
+        )
         .route("/api/events", get(routes::events::events))
         .route("/api/index/status", get(routes::status::status))
         .route("/api/index/manifest", get(routes::shards::manifest))
