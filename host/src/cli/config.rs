@@ -61,7 +61,8 @@ pub fn run(g: &Globals, a: ConfigArgs) -> anyhow::Result<Found> {
         Action::Get { key: Some(k), .. } => outln!("{}", value(&ctx.policy, k))?,
         Action::Get { key: None, .. } => {
             for k in [Key::Enabled, Key::HistoryDays, Key::ExcludePaths] {
-                outln!("{} = {}", name(k), value(&ctx.policy, k))?;
+                let line = format!("{} = {}", name(k), value(&ctx.policy, k));
+                outln!("{}", line.trim_end())?;
             }
         }
         Action::Set { key, value: raw } => {
