@@ -82,8 +82,14 @@ fn the_next_publish_removes_forgotten_and_excluded_sessions_from_the_bucket() {
     assert!(m.sessions.contains_key(&session_key(3)));
 
     let report = publish(&home, &weed, &["--grace-secs", "0"]);
-    assert!(team_finds(&viewer, &weed, "w1x0").is_empty(), "forgotten: gone from the bucket");
-    assert!(team_finds(&viewer, &weed, "w2x0").is_empty(), "excluded: gone from the bucket");
+    assert!(
+        team_finds(&viewer, &weed, "w1x0").is_empty(),
+        "forgotten: gone from the bucket"
+    );
+    assert!(
+        team_finds(&viewer, &weed, "w2x0").is_empty(),
+        "excluded: gone from the bucket"
+    );
     assert_eq!(team_finds(&viewer, &weed, "w3x0"), vec![session_key(3)]);
 
     // Past the grace (0 here), the forgotten generation object is deleted.
@@ -91,9 +97,8 @@ fn the_next_publish_removes_forgotten_and_excluded_sessions_from_the_bucket() {
     let remote = Remote::connect_with(URL, Duration::from_secs(5), weed.env()).expect("remote");
     let rt = recall_host::remote::runtime().expect("rt");
     let gens = layout::generations("p", &id);
-    let exists = |key: String| {
-        rt.block_on(async { remote.store.head(&ObjPath::from(key)).await.is_ok() })
-    };
+    let exists =
+        |key: String| rt.block_on(async { remote.store.head(&ObjPath::from(key)).await.is_ok() });
     // One more publish: the snapshot that still named it was superseded
     // by the one above and is collected now, and the generation with it.
     publish(&home, &weed, &["--grace-secs", "0"]);

@@ -132,6 +132,10 @@ pub fn router(state: AppState, security: Security) -> Router {
         )
         .route("/api/session/{key}/export", get(routes::export::export))
         .route(
+            "/api/session/{key}/export.md",
+            get(routes::export_md::export_md),
+        )
+        .route(
             "/api/session/{key}/forget",
             post(routes::admin::forget).route_layer(middleware::from_fn(super::state_change::gate)),
         )

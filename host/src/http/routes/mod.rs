@@ -5,6 +5,7 @@
 pub mod admin;
 pub mod events;
 pub mod export;
+pub mod export_md;
 pub mod one_session;
 pub mod search;
 pub mod segments;
