@@ -91,3 +91,21 @@ fn the_cli_and_the_route_render_the_golden_markdown() {
     );
     assert_eq!(demo.get("/api/session/pi%3Anope/export.md").status, 404);
 }
+
+#[test]
+fn the_json_export_holds_every_record_in_order() {
+    let demo = Demo::start("export-json");
+    let m = demo.indexer.store().current().unwrap();
+    let (key, e) = m.sessions.iter().next().expect("a session");
+    let r = demo.get(&format!("/api/session/{}/export.json", enc(key)));
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert!(r.header("content-disposition").is_some_and(|d| d.ends_with(".json\"")));
+    let v = r.json();
+    assert_eq!(v["session_key"], key.as_str());
+    let records = v["records"].as_array().unwrap();
+    assert_eq!(records.len() as u64, e.records);
+    for (i, rec) in records.iter().enumerate() {
+        assert_eq!(rec["index"], i);
+    }
+    assert_eq!(demo.get("/api/session/pi%3Anope/export.json").status, 404);
+}

@@ -136,6 +136,10 @@ pub fn router(state: AppState, security: Security) -> Router {
             get(routes::export_md::export_md),
         )
         .route(
+            "/api/session/{key}/export.json",
+            get(routes::export_md::export_json),
+        )
+        .route(
             "/api/session/{key}/forget",
             post(routes::admin::forget).route_layer(middleware::from_fn(super::state_change::gate)),
         )

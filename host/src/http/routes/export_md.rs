@@ -1,4 +1,4 @@
-//! `GET /api/session/{key}/export.md`: the session as Markdown
+//! `GET /api/session/{key}/export.md`, and `export.json` below: the session as Markdown
 //! ([`crate::export::markdown`]), downloaded as `<key>.md`. `subagents=true`
 //! adds its descendant sessions, `tools=true` its tool rows. A remote client
 //! gets no resume command (cwd and titles stay visible, as in every view).
@@ -69,6 +69,61 @@ pub async fn export_md(
         }
         Ok::<Response, ApiError>(r)
     }
+    .await;
+    respond(r)
+}
+
+/// `GET /api/session/{key}/export.json`: the whole session as JSON — its
+/// manifest entry and every record in order (`index`, `role`, `ts_ms`,
+/// `superseded`, `subagent`, `truncated`, `text`), the shape of `recall show
+/// --json`. A remote client gets the entry without file paths, cursors or
+/// the resume command.
+pub async fn export_json(
+    State(st): State<AppState>,
+    exposure: Exposure,
+    Path(key): Path<String>,
+    _q: QueryPairs,
+) -> Response {
+    let catalog = st.catalog.clone();
+    let r = blocking(move || {
+        let m = catalog.manifest()?;
+        let Some(entry) = m.sessions.get(&key) else {
+            return Err(ApiError::not_found("no session with this key is indexed"));
+        };
+        let bytes = catalog
+            .generation(&entry.generation_file)?
+            .ok_or_else(|| ApiError::internal("the session's generation is gone"))?;
+        let shard: Shard =
+            serde_json::from_slice(&bytes).map_err(|e| ApiError::internal(e.to_string()))?;
+        let active = recall_core::derive_active(&shard.records, &shard.marks);
+        let records: Vec<serde_json::Value> = shard
+            .records
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                serde_json::json!({
+                    "index": i, "role": r.role, "ts_ms": r.ts_ms,
+                    "superseded": !active.get(i).copied().unwrap_or(true),
+                    "subagent": r.subagent, "truncated": r.truncated, "text": r.text,
+                })
+            })
+            .collect();
+        let mut session = serde_json::to_value(entry).map_err(|e| ApiError::internal(e.to_string()))?;
+        if exposure.is_remote() {
+            if let Some(o) = session.as_object_mut() {
+                for k in ["files", "paths", "resume", "state"] {
+                    o.remove(k);
+                }
+            }
+        }
+        let body = serde_json::json!({"session_key": key, "session": session, "records": records});
+        let mut r = super::json(body.to_string(), super::NO_STORE);
+        let name = format!("{}.json", crate::export::safe_name(&key));
+        if let Ok(v) = HeaderValue::from_str(&format!("attachment; filename=\"{name}\"")) {
+            r.headers_mut().insert(header::CONTENT_DISPOSITION, v);
+        }
+        Ok(r)
+    })
     .await;
     respond(r)
 }
