@@ -62,6 +62,12 @@ const sessionView = new SessionView(els.session, () => backend, (key) => openSes
 
 const HOME_REFRESH_MS = 2000;
 let homeRefresh = null;
+// A forgotten session leaves the list and the results at once.
+document.addEventListener('recall:forgotten', () => {
+  pollStatus();
+  if (els.q.value.trim().length < MIN_CHARS) showIdle();
+  else if (lastRequest) runSearch(lastRequest);
+});
 const liveNote = h('div', { class: 'live-note', role: 'status', hidden: true });
 els.hits.before(liveNote);
 const live = new Live({
