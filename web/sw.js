@@ -11,7 +11,7 @@ const SHELL = [
   '/', '/index.html', '/report.html', '/css/app.css',
   '/js/app.js', '/js/api.js', '/js/bundle.js', '/js/dom.js', '/js/engine.js', '/js/filters.js', '/js/format.js',
   '/js/highlight.js', '/js/offline.js', '/js/palette.js', '/js/results.js',
-  '/js/report.js', '/js/search-worker.js', '/js/session.js', '/js/home.js', '/js/markdown.js',
+  '/js/report.js', '/js/search-worker.js', '/js/session.js', '/js/home.js', '/js/markdown.js', '/js/live.js', '/js/session-actions.js',
   '/vendor/markdown-it.min.js', '/vendor/highlight/core.min.js',
   ...['bash', 'css', 'diff', 'go', 'javascript', 'json', 'plaintext', 'python', 'rust', 'shell', 'sql', 'typescript', 'xml', 'yaml']
     .map((l) => `/vendor/highlight/languages/${l}.min.js`),

@@ -9,6 +9,8 @@
 //! path lies outside the source roots (a symlink planted in a session's
 //! folder): those are listed under `missing` with the reason.
 
+pub mod markdown;
+
 use crate::lineage;
 use recall_core::model::Manifest;
 use serde_json::json;

@@ -52,7 +52,7 @@ fn history_days_persist_and_only_an_explicit_change_retires() {
     let home = demo_home("config-days");
     assert_eq!(
         ok(&home, &["config", "get"]).0,
-        "enabled = true\nhistory-days = 90\n"
+        "enabled = true\nhistory-days = 90\nexclude-paths =\n"
     );
     ok(&home, &["index"]);
     let all = indexed(&home);
@@ -157,7 +157,7 @@ fn bad_values_and_a_damaged_policy_are_errors_that_change_nothing() {
     }
     assert_eq!(
         ok(&home, &["config", "get"]).0,
-        "enabled = true\nhistory-days = 90\n"
+        "enabled = true\nhistory-days = 90\nexclude-paths =\n"
     );
     let policy = store_dir(&home).join("policy.json");
     std::fs::write(&policy, b"{\"enabled\": tru").expect("damage");

@@ -16,6 +16,7 @@ import { renderHome, renderLane } from './home.js';
 import { renderMarkdown } from './markdown.js';
 import { size, when } from './format.js';
 import { SettingsPane } from './settings.js';
+import { Live } from './live.js';
 
 const DEBOUNCE_MS = 225;
 const MIN_CHARS = 2;
@@ -56,6 +57,36 @@ let shownKey = null;
 const sessionView = new SessionView(els.session, () => backend, (key) => openSession(key, null),
   () => toRequest(readForm(els.form)).scope || 'conversation',
   { onChange: () => toUrl(viewState(), { push: !restoring }), markdown: renderMarkdown });
+
+// ---- live updates (`GET /api/events`; online only) ----
+
+const HOME_REFRESH_MS = 2000;
+let homeRefresh = null;
+// A forgotten session leaves the list and the results at once.
+document.addEventListener('recall:forgotten', () => {
+  pollStatus();
+  if (els.q.value.trim().length < MIN_CHARS) showIdle();
+  else if (lastRequest) runSearch(lastRequest);
+});
+const liveNote = h('div', { class: 'live-note', role: 'status', hidden: true });
+els.hits.before(liveNote);
+const live = new Live({
+  view: sessionView,
+  backend: () => backend,
+  note: liveNote,
+  search: () => (els.q.value.trim().length >= MIN_CHARS ? lastRequest : null),
+  run: (req) => runSearch(req),
+  onRevision: () => {
+    pollStatus();
+    // The home list follows the index (at most every HOME_REFRESH_MS).
+    if (els.q.value.trim().length < MIN_CHARS && !homeRefresh) {
+      homeRefresh = setTimeout(() => {
+        homeRefresh = null;
+        if (els.q.value.trim().length < MIN_CHARS) showIdle();
+      }, HOME_REFRESH_MS);
+    }
+  },
+});
 
 /** §4 request fields of the search box and the filters. */
 function request() {
@@ -237,6 +268,7 @@ async function runSearch(req, { more = false, retries = TIMEOUT_RETRIES } = {}) 
   cursor = res.cursor || null;
   coverage = res.coverage || coverage;
   render(res, more);
+  live.shown(res, more);
   // For benchmarks and tests: when a page of results is on screen, and how
   // long after the last keystroke (the debounce included).
   document.dispatchEvent(new CustomEvent('recall:rendered', {
@@ -423,6 +455,7 @@ function setBackend(next) {
   els.settingsBtn.hidden = off;
   if (off && els.settings.open) els.settings.close();
   localStorage.setItem('recall.mode', next.kind);
+  live.setActive(!off);
   pollStatus();
   schedule();
 }

@@ -13,6 +13,7 @@
 import { h, replace } from './dom.js';
 import { snippetNode, byteToIndex } from './highlight.js';
 import { when, sessionBadges, recordBadges } from './format.js';
+import { sessionActions } from './session-actions.js';
 
 const RAW_KEY = 'recall.raw';
 
@@ -322,7 +323,7 @@ export class SessionView {
         h('button', { type: 'button', class: 'copy', onclick: (ev) => copy(s.resume, ev.currentTarget) }, 'Copy'))
       : null;
     const exportLink = this.backend().kind === 'online'
-      ? h('a', { href: `/api/session/${encodeURIComponent(key)}/export`, download: '' }, 'Download source files (zip)')
+      ? sessionActions(key, { onForgotten: (k) => { this.close(); this.root.dispatchEvent(new CustomEvent('recall:forgotten', { bubbles: true, detail: { key: k } })); } })
       : null;
     replace(this.root,
       this.closeButton(),

@@ -1,5 +1,6 @@
 //! `recall config get|set`: the store's index policy (`host/src/store/policy.rs`):
-//! `enabled` and `history-days`. A change says what it will retire before
+//! `enabled`, `history-days` and `exclude-paths` (a comma list of absolute
+//! paths whose sessions, by cwd, are kept out of the index). A change says what it will retire before
 //! it is saved; the next sweep (of any command, or a running `recall
 //! serve`'s next start) then applies it. The global `--retention-days N` is
 //! the same change as `recall config set history-days N`, made explicit on
@@ -29,7 +30,8 @@ pub enum Action {
         #[arg(long)]
         json: bool,
     },
-    /// Change a policy value: `history-days N` (0 keeps everything) or `enabled true|false`.
+    /// Change a policy value: `history-days N` (0 keeps everything), `enabled true|false`
+    /// or `exclude-paths '/abs/a,/abs/b'` (empty: none).
     Set {
         /// Which value.
         key: Key,
@@ -45,6 +47,8 @@ pub enum Key {
     HistoryDays,
     /// Whether the indexer runs.
     Enabled,
+    /// Paths whose sessions (by cwd) are kept out of the index.
+    ExcludePaths,
 }
 
 /// Runs `recall config`.
@@ -56,12 +60,13 @@ pub fn run(g: &Globals, a: ConfigArgs) -> anyhow::Result<Found> {
         }
         Action::Get { key: Some(k), .. } => outln!("{}", value(&ctx.policy, k))?,
         Action::Get { key: None, .. } => {
-            for k in [Key::Enabled, Key::HistoryDays] {
-                outln!("{} = {}", name(k), value(&ctx.policy, k))?;
+            for k in [Key::Enabled, Key::HistoryDays, Key::ExcludePaths] {
+                let line = format!("{} = {}", name(k), value(&ctx.policy, k));
+                outln!("{}", line.trim_end())?;
             }
         }
         Action::Set { key, value: raw } => {
-            let mut p = ctx.policy;
+            let mut p = ctx.policy.clone();
             match key {
                 Key::HistoryDays => {
                     let days = raw.trim().parse::<u32>().map_err(|_| {
@@ -89,6 +94,24 @@ pub fn run(g: &Globals, a: ConfigArgs) -> anyhow::Result<Found> {
                         }
                     );
                 }
+                Key::ExcludePaths => {
+                    p.exclude_paths =
+                        policy::parse_exclude_paths(&raw).map_err(|e| anyhow::anyhow!(e))?;
+                    let manifest = ctx.store.current()?;
+                    let n = manifest
+                        .sessions
+                        .values()
+                        .filter(|e| policy::excluded(&p.exclude_paths, e.meta.cwd.as_deref()))
+                        .count();
+                    policy::save(ctx.store.dir(), &p)?;
+                    eprintln!(
+                        "recall: {} of {} indexed sessions lie under an excluded path and {} retired at the next sweep; \
+                         sessions there are never indexed again while excluded",
+                        n,
+                        manifest.sessions.len(),
+                        if n == 1 { "is" } else { "are" },
+                    );
+                }
             }
             outln!("{} = {}", name(key), value(&p, key))?;
         }
@@ -100,6 +123,7 @@ fn value(p: &Policy, k: Key) -> String {
     match k {
         Key::HistoryDays => p.history_days.to_string(),
         Key::Enabled => p.enabled.to_string(),
+        Key::ExcludePaths => p.exclude_paths.join(","),
     }
 }
 
@@ -107,6 +131,7 @@ fn name(k: Key) -> &'static str {
     match k {
         Key::HistoryDays => "history-days",
         Key::Enabled => "enabled",
+        Key::ExcludePaths => "exclude-paths",
     }
 }
 

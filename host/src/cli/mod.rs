@@ -13,6 +13,7 @@ mod completions;
 mod config;
 mod demo;
 mod export;
+mod forget;
 mod grep;
 mod index;
 mod mcp;
@@ -89,6 +90,8 @@ pub enum Command {
     Config(config::ConfigArgs),
     /// Empty the store (a new store id expires every cursor).
     Clear(clear::ClearArgs),
+    /// Take one session out of the index and keep it out while its transcript is unchanged.
+    Forget(forget::ForgetArgs),
     /// Index continuously and serve search, sessions and shards over HTTP (127.0.0.1:7979).
     Serve(serve::ServeArgs),
     /// Write a small bundled demo home and serve it.
@@ -176,6 +179,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Found> {
         Command::Trace(a) => trace::run(g, a),
         Command::Status(a) => status::run(g, a),
         Command::Clear(a) => clear::run(g, a),
+        Command::Forget(a) => forget::run(g, a),
         Command::Config(a) => config::run(g, a),
         Command::Serve(a) => serve::run(g, a),
         Command::Demo(a) => demo::run(g, a),

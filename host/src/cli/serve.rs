@@ -268,6 +268,7 @@ pub fn open_home_store(home: &Path, g: &Globals) -> anyhow::Result<(Arc<Store>, 
     let policy = super::config::resolve(&store, g, now_ms)?;
     let mut opts = IndexOptions::new(Roots::resolve(home, |_| None));
     opts.retention_days = policy.history_days;
+    opts.exclude_paths = policy.exclude_paths.clone();
     opts.now_ms = g.now;
     Ok((store, opts))
 }

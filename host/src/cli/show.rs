@@ -28,12 +28,30 @@ pub struct ShowArgs {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+    /// Output format: `text` (the default), `json` (as --json) or `markdown`
+    /// (the whole session as a Markdown document; tool rows with --full).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<ShowFormat>,
+    /// With --format markdown: the session's subagents (its descendant sessions) too.
+    #[arg(long)]
+    pub with_subagents: bool,
     /// The one-session query flags.
     #[command(flatten)]
     pub query: super::show_query::QueryArgs,
     /// The session-view page flags.
     #[command(flatten)]
     pub page: super::show_page::PageArgs,
+}
+
+/// `recall show --format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ShowFormat {
+    /// Role, time and text per record.
+    Text,
+    /// JSON (as `--json`).
+    Json,
+    /// A Markdown document.
+    Markdown,
 }
 
 #[derive(Serialize)]
@@ -81,20 +99,47 @@ pub fn run(g: &Globals, a: ShowArgs) -> anyhow::Result<Found> {
     ctx.refresh();
     let m = ctx.store.current()?;
     let (key, entry) = find(&m, &a.key)?;
+    if a.format == Some(ShowFormat::Markdown) {
+        let opts = crate::export::markdown::MarkdownOptions {
+            tools: a.full,
+            subagents: a.with_subagents,
+            resume: true,
+        };
+        let store = ctx.store.clone();
+        let md = crate::export::markdown::render(&m, key, opts, &mut |e| {
+            let b = store
+                .generation_bytes(&e.generation_file)
+                .map_err(|e| e.to_string())?;
+            serde_json::from_slice::<Shard>(&b).map_err(|e| e.to_string())
+        })?;
+        // Control characters (terminal escapes in a transcript) never
+        // reach the terminal; tabs and line breaks stay.
+        for line in md.trim_end_matches('\n').split('\n') {
+            outln!(
+                "{}",
+                line.split('\t')
+                    .map(sanitize)
+                    .collect::<Vec<_>>()
+                    .join("\t")
+            )?;
+        }
+        return Ok(Found::Yes);
+    }
+    let json = a.json || a.format == Some(ShowFormat::Json);
     let bytes = ctx
         .store
         .generation_bytes(&entry.generation_file)
         .with_context(|| format!("cannot read the shard of {}", sanitize(key)))?;
     if a.query.any() {
-        return super::show_query::run(&a.query, &entry.generation_file, &bytes, a.full, a.json);
+        return super::show_query::run(&a.query, &entry.generation_file, &bytes, a.full, json);
     }
     if a.page.any() {
-        return super::show_page::run(&a.page, m.revision, key, entry, &bytes, a.full, a.json);
+        return super::show_page::run(&a.page, m.revision, key, entry, &bytes, a.full, json);
     }
     let shard: Shard = serde_json::from_slice(&bytes)
         .with_context(|| format!("the shard of {} is not valid", sanitize(key)))?;
     let active = derive_active(&shard.records, &shard.marks);
-    if a.json {
+    if json {
         let records: Vec<JsonRecord<'_>> = shard
             .records
             .iter()

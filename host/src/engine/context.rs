@@ -157,6 +157,7 @@ impl Engine {
         let roots = Roots::resolve(&home, env);
         let mut opts = IndexOptions::new(roots);
         opts.retention_days = policy.history_days;
+        opts.exclude_paths = policy.exclude_paths.clone();
         opts.now_ms = o.now;
         let indexer = Indexer::new(store.clone(), opts);
         Ok(Engine {

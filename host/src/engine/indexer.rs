@@ -170,6 +170,7 @@ impl IndexerHandle {
         Policy {
             enabled: self.enabled.load(Ordering::Relaxed),
             history_days: self.indexer.history_days(),
+            exclude_paths: self.indexer.exclude_paths(),
         }
     }
 
@@ -178,6 +179,7 @@ impl IndexerHandle {
     fn apply_policy(&self, p: Policy) {
         self.enabled.store(p.enabled, Ordering::Relaxed);
         self.indexer.set_history_days(p.history_days);
+        self.indexer.set_exclude_paths(p.exclude_paths);
     }
 
     /// After a sweep that succeeded: a backfilled store is no longer being
@@ -291,10 +293,10 @@ impl IndexerHandle {
         }
         if !dry_run {
             policy::save(store.dir(), &p).map_err(msg)?;
-            self.apply_policy(p);
+            self.apply_policy(p.clone());
         }
         Ok(serde_json::json!({
-            "policy": p,
+            "policy": &p,
             "retires": retires,
             "dry_run": dry_run,
         }))

@@ -111,7 +111,7 @@ impl Engine {
             generation_bytes,
             backfilled: st.backfilled,
             parser_version: m.parser_version,
-            policy: self.policy,
+            policy: self.policy.clone(),
         })
     }
 }

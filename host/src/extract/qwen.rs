@@ -210,7 +210,13 @@ impl LineState for State {
             paths: vec![path.to_string_lossy().into_owned()],
             models: self.models,
         };
-        assemble(header, self.drafts, marks, Diagnostics::default(), mtime_ms(path))
+        assemble(
+            header,
+            self.drafts,
+            marks,
+            Diagnostics::default(),
+            mtime_ms(path),
+        )
     }
 }
 

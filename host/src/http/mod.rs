@@ -10,7 +10,8 @@
 //! [`limits`] (429, sizes), [`conn`] (connection cap and timeouts),
 //! [`query`] (strict query-string decoding), [`errors`] (the §7 error body),
 //! [`logging`] (no query text, ever), [`assets`] (the embedded front end),
-//! [`exposure`] (what a remote client may see), [`state_change`] (the POST
+//! [`exposure`] (what a remote client may see), [`events`] (revision
+//! announcements for `GET /api/events`), [`state_change`] (the POST
 //! gate), [`locate`], [`client`] (how the CLI, TUI and MCP ask a running
 //! daemon of the same store). Export planning ([`crate::export`]), lineage
 //! ([`crate::lineage`]) and the embedded files ([`crate::assets`]) live
@@ -20,6 +21,7 @@ pub mod assets;
 pub mod client;
 pub mod conn;
 pub mod errors;
+pub mod events;
 pub mod exposure;
 pub mod headers;
 pub mod limits;

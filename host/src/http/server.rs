@@ -132,6 +132,19 @@ pub fn router(state: AppState, security: Security) -> Router {
             get(routes::one_session::event_trace),
         )
         .route("/api/session/{key}/export", get(routes::export::export))
+        .route(
+            "/api/session/{key}/export.md",
+            get(routes::export_md::export_md),
+        )
+        .route(
+            "/api/session/{key}/export.json",
+            get(routes::export_md::export_json),
+        )
+        .route(
+            "/api/session/{key}/forget",
+            post(routes::admin::forget).route_layer(middleware::from_fn(super::state_change::gate)),
+        )
+        .route("/api/events", get(routes::events::events))
         .route("/api/index/status", get(routes::status::status))
         .route("/api/index/manifest", get(routes::shards::manifest))
         .route(
@@ -233,7 +246,9 @@ impl Server {
             None => None,
         };
         let indexer = served.indexer.clone();
+        let catalog = served.catalog.clone();
         let mut state = AppState::new(served, opts.refresh_after);
+        let events = state.events.clone();
         state.demo = opts.demo;
         state.logins = logins.clone();
         state.allow_remote_export = opts.allow_remote_export;
@@ -241,6 +256,7 @@ impl Server {
         let limits = opts.conn;
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
         let ctrl_c = opts.stop_on_ctrl_c;
+        let hub = events.clone();
         let http = std::thread::Builder::new()
             .name("recall-http-main".into())
             .spawn(move || {
@@ -252,7 +268,11 @@ impl Server {
                             return;
                         }
                     };
+                    tokio::spawn(hub.clone().run(catalog));
                     let shutdown = async move {
+                        // Open event streams end first, so that the
+                        // connections drain.
+                        let _close = CloseOnDrop(hub);
                         if ctrl_c {
                             tokio::select! {
                                 _ = stop_rx => {}
@@ -272,7 +292,7 @@ impl Server {
             let every = opts.sweep_every;
             let handle = std::thread::Builder::new()
                 .name("recall-indexer".into())
-                .spawn(move || indexer_loop(&ix, every, rx))
+                .spawn(move || indexer_loop(&ix, &events, every, rx))
                 .map_err(ServeError::Runtime)?;
             (Some(handle), Some(tx))
         } else {
@@ -345,25 +365,67 @@ impl Drop for Server {
 /// store (a `recall clear`, a `recall config set`).
 const FOLLOW_EVERY: Duration = Duration::from_secs(1);
 
+/// While an event stream is open, how often the indexer loop looks at the
+/// sources (a refresh: skipped while the watch vouches nothing changed, and
+/// never sooner than [`LIVE_MAX_AGE`] after the last sweep).
+const LIVE_EVERY: Duration = Duration::from_millis(250);
+/// The age of the last sweep past which a live refresh sweeps again.
+const LIVE_MAX_AGE: Duration = Duration::from_millis(500);
+
+/// Closes the announcement hub when dropped (the server's shutdown future
+/// resolved or was dropped).
+struct CloseOnDrop(Arc<super::events::Revisions>);
+
+impl Drop for CloseOnDrop {
+    fn drop(&mut self) {
+        self.0.close();
+    }
+}
+
 /// Backfill, then a sweep every `every` until `stop` fires or is dropped;
 /// in between, about once a second, follows changes other processes made
-/// to the store and sweeps at once when they call for it.
-fn indexer_loop(indexer: &IndexerHandle, every: Duration, stop: mpsc::Receiver<()>) {
+/// to the store and sweeps at once when they call for it. While an event
+/// stream listens, it also refreshes every [`LIVE_EVERY`], so an append is
+/// announced within about a second rather than at the next sweep. Every
+/// sweep and refresh pokes `events`.
+fn indexer_loop(
+    indexer: &IndexerHandle,
+    events: &super::events::Revisions,
+    every: Duration,
+    stop: mpsc::Receiver<()>,
+) {
     indexer.follow_store();
     loop {
         if let Err(e) = indexer.sweep() {
             tracing::warn!(target: "recall::index", error = %e, "sweep failed");
         }
+        events.poke();
         let next = std::time::Instant::now() + every;
+        let mut followed = std::time::Instant::now();
         loop {
+            let step = if events.listening() {
+                LIVE_EVERY
+            } else {
+                FOLLOW_EVERY
+            };
             let wait = next
                 .saturating_duration_since(std::time::Instant::now())
-                .min(FOLLOW_EVERY);
+                .min(step);
             match stop.recv_timeout(wait) {
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
                 _ => return,
             }
-            if indexer.follow_store() || std::time::Instant::now() >= next {
+            if events.listening() {
+                indexer.refresh(LIVE_MAX_AGE);
+                events.poke();
+            }
+            if followed.elapsed() >= FOLLOW_EVERY {
+                followed = std::time::Instant::now();
+                if indexer.follow_store() {
+                    break;
+                }
+            }
+            if std::time::Instant::now() >= next {
                 break;
             }
         }

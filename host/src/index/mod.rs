@@ -59,6 +59,9 @@ pub struct IndexOptions {
     pub roots: Roots,
     /// Retention in days (0 keeps everything).
     pub retention_days: u32,
+    /// The policy's excluded paths (sessions whose cwd lies under one are
+    /// never indexed).
+    pub exclude_paths: Vec<String>,
     /// A fixed clock (epoch ms) for retention; `None` = the wall clock.
     pub now_ms: Option<i64>,
     /// Extraction threads (0 = one per core).
@@ -122,6 +125,7 @@ impl IndexOptions {
         IndexOptions {
             roots,
             retention_days: retention::DEFAULT_RETENTION_DAYS,
+            exclude_paths: Vec::new(),
             now_ms: None,
             workers: 0,
             unit_deadline: UNIT_DEADLINE,
@@ -194,6 +198,9 @@ pub struct Indexer {
     /// The history window in days (starts as `opts.retention_days`; a
     /// running server follows the store policy's changes).
     history_days: std::sync::atomic::AtomicU32,
+    /// The excluded paths (starts as `opts.exclude_paths`; a running server
+    /// follows the store policy's changes).
+    exclude_paths: Mutex<Vec<String>>,
     /// The store id whose first backfill this indexer has seen finished: a
     /// store never un-finishes it (a clear makes a new store id), so
     /// [`Indexer::backfilled`], asked on every search, reads the ledger only
@@ -232,6 +239,7 @@ impl Indexer {
             last_full_ms: AtomicI64::new(0),
             shard_hook: Mutex::new(None),
             history_days: std::sync::atomic::AtomicU32::new(opts.retention_days),
+            exclude_paths: Mutex::new(opts.exclude_paths.clone()),
             backfilled_store: Mutex::new(None),
             opts,
             live: std::sync::OnceLock::new(),
@@ -446,6 +454,16 @@ impl Indexer {
     pub fn set_history_days(&self, days: u32) {
         self.history_days
             .store(days, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The excluded paths the next sweep applies.
+    pub fn exclude_paths(&self) -> Vec<String> {
+        lock(&self.exclude_paths).clone()
+    }
+
+    /// Changes the excluded paths of the next sweeps.
+    pub fn set_exclude_paths(&self, paths: Vec<String>) {
+        *lock(&self.exclude_paths) = paths;
     }
 
     /// The retention horizon now, under the current history window.

@@ -269,6 +269,20 @@ pub fn plan(
                 Change::Rewritten | Change::Gone => Kind::Rewritten,
             };
         } else if let Some(sk) = st.skipped.get(&main) {
+            // Forgotten: not read again while its files are unchanged (a
+            // new parser or context changes nothing). Excluded: never read
+            // while excluded (the sweep passes only those still excluded).
+            let kept_out = match sk.reason {
+                SkipReason::Forgotten => {
+                    classify_unit(&work.src.files, &sk.files) == Change::Unchanged
+                }
+                SkipReason::Excluded => true,
+                _ => false,
+            };
+            if kept_out {
+                plan.skipped_unchanged += 1;
+                continue;
+            }
             let horizon_moved = sk.reason == SkipReason::Retired
                 && sk.newest_ms.is_some_and(|n| horizon.is_none_or(|h| n >= h));
             // A duplicate whose owner lost its sources may take over.

@@ -193,6 +193,7 @@ fn run_over(
     let store = ix.store.as_ref();
     let m = store.current()?;
     let st = store.indexer_state()?;
+    let exclude = ix.exclude_paths();
     let mut report = SweepReport {
         backfill: !st.backfilled,
         quarantined: store.take_quarantined(),
@@ -201,14 +202,21 @@ fn run_over(
     report.units = units.len();
     let reparse = needs_reparse(&m);
     let horizon = ix.horizon();
-    let mut plan =
-        match super::roots::plan_bounded(&ix.opts, units, &m, &st, reparse, horizon, focused) {
-            Ok(plan) => plan,
-            Err(e) => {
-                ix.progress.abort();
-                return Err(e);
-            }
-        };
+    let mut plan = match super::roots::plan_bounded(
+        &ix.opts,
+        units,
+        &m,
+        &unexcluded(&st, &exclude),
+        reparse,
+        horizon,
+        focused,
+    ) {
+        Ok(plan) => plan,
+        Err(e) => {
+            ix.progress.abort();
+            return Err(e);
+        }
+    };
     super::roots::spare_stalled(&mut plan, &m, &stalled);
     report.unchanged = plan.unchanged;
     report.degraded_roots = degraded.clone();
@@ -219,7 +227,16 @@ fn run_over(
         plan.bytes_due(),
         degraded,
     );
-    let result = execute(ix, &m, &st, plan, watermark, reparse, horizon, &mut report);
+    let result = execute(
+        ix,
+        &m,
+        &st,
+        plan,
+        (watermark, &exclude),
+        reparse,
+        horizon,
+        &mut report,
+    );
     match result {
         Ok(files_indexed) => {
             report.elapsed_ms = started.elapsed().as_millis() as u64;
@@ -241,13 +258,13 @@ fn execute(
     m: &recall_core::Manifest,
     st: &crate::store::IndexerState,
     plan: plan::Plan,
-    watermark: i64,
+    (watermark, exclude): (i64, &[String]),
     reparse: bool,
     horizon: Option<i64>,
     report: &mut SweepReport,
 ) -> Result<u64, IndexError> {
     let store = ix.store.as_ref();
-    let mut batch = new_batch(&m.store_id, watermark);
+    let mut batch = new_batch(&m.store_id, watermark, exclude);
     let mut claims = plan.claims.clone();
     // Keys claimed by units read in this sweep: their record counts, and
     // each owner's record should another unit take the key over.
@@ -342,7 +359,7 @@ fn execute(
             let interval =
                 (sweep_start.elapsed() / 5).clamp(Duration::from_secs(1), Duration::from_secs(30));
             if !reparse && last_publish.elapsed() >= interval && !batch.upserts.is_empty() {
-                let b = std::mem::replace(&mut batch, new_batch(&m.store_id, watermark));
+                let b = std::mem::replace(&mut batch, new_batch(&m.store_id, watermark, exclude));
                 if let Err(e) = publish(store, b, report) {
                     failure = Some(e);
                     next.store(usize::MAX / 2, Relaxed);
@@ -406,11 +423,30 @@ fn execute(
     Ok(cur.sessions.values().map(|e| e.files.len() as u64).sum())
 }
 
-fn new_batch(store_id: &str, watermark: i64) -> Batch {
+/// The ledger as planning sees it: units excluded under a path the policy
+/// no longer excludes are not skipped any more (read again).
+fn unexcluded<'a>(
+    st: &'a crate::store::IndexerState,
+    exclude: &[String],
+) -> std::borrow::Cow<'a, crate::store::IndexerState> {
+    let stale = |s: &SkippedUnit| {
+        s.reason == SkipReason::Excluded
+            && !crate::store::policy::excluded(exclude, s.cwd.as_deref())
+    };
+    if !st.skipped.values().any(stale) {
+        return std::borrow::Cow::Borrowed(st);
+    }
+    let mut st = st.clone();
+    st.skipped.retain(|_, s| !stale(s));
+    std::borrow::Cow::Owned(st)
+}
+
+fn new_batch(store_id: &str, watermark: i64, exclude: &[String]) -> Batch {
     Batch {
         base_store_id: store_id.to_string(),
         parser_version: PARSER_VERSION,
         watermark,
+        exclude_paths: exclude.to_vec(),
         ..Batch::default()
     }
 }
@@ -463,6 +499,7 @@ fn absorb(
                 context: w.context.clone(),
                 files,
                 error: Some(reason),
+                cwd: None,
             };
             batch.skipped.push((main, Some(unit)));
         }
@@ -478,6 +515,7 @@ fn absorb(
                 context: w.context.clone(),
                 files,
                 error: None,
+                cwd: None,
             };
             batch.skipped.push((main, Some(unit)));
         }
@@ -490,7 +528,18 @@ fn absorb(
                 context: w.context.clone(),
                 files: entry.files.clone(),
                 error: None,
+                cwd: None,
             };
+            // Under an excluded path: never indexed (an old entry leaves
+            // the manifest at this batch's publish).
+            if crate::store::policy::excluded(&batch.exclude_paths, entry.meta.cwd.as_deref()) {
+                let unit = SkippedUnit {
+                    cwd: entry.meta.cwd.clone(),
+                    ..skip(SkipReason::Excluded)
+                };
+                batch.skipped.push((main, Some(unit)));
+                return;
+            }
             if expired(&entry, horizon) {
                 report.retired += usize::from(w.old_key.is_none());
                 batch.skipped.push((main, Some(skip(SkipReason::Retired))));

@@ -1,7 +1,9 @@
 //! The store's index policy (DESIGN.md §6 "Policy", Orca's
 //! `aiVaultSearch { enabled, historyDays }`), persisted as `policy.json` in
 //! the store directory beside the index it governs: whether indexing is
-//! enabled and how many days of history to keep (0 = everything).
+//! enabled, how many days of history to keep (0 = everything), and the
+//! paths whose sessions are kept out of the index (`exclude_paths`: a
+//! session whose cwd is one of them or lies under one is never indexed).
 //!
 //! Every command reads it; only an explicit change (`recall config set`,
 //! the dashboard's settings) writes it. Clearing the store keeps it. A
@@ -18,13 +20,16 @@ use std::path::{Path, PathBuf};
 pub const POLICY: &str = "policy.json";
 
 /// The index policy.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Policy {
     /// Whether the indexer runs. Disabled, the index stays readable.
     pub enabled: bool,
     /// Days of history kept (sessions whose newest message is older are
     /// retired); 0 keeps everything.
     pub history_days: u32,
+    /// Absolute paths whose sessions (by cwd) are kept out of the index.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub exclude_paths: Vec<String>,
 }
 
 impl Default for Policy {
@@ -32,8 +37,52 @@ impl Default for Policy {
         Policy {
             enabled: true,
             history_days: DEFAULT_RETENTION_DAYS,
+            exclude_paths: Vec::new(),
         }
     }
+}
+
+/// Whether `cwd` is one of `paths` or lies under one (whole path
+/// components: `/a/b` covers `/a/b` and `/a/b/c`, not `/a/bc`). A session
+/// without a cwd is never excluded.
+pub fn excluded(paths: &[String], cwd: Option<&str>) -> bool {
+    let Some(cwd) = cwd.map(|c| c.trim_end_matches('/')) else {
+        return false;
+    };
+    paths.iter().any(|p| {
+        let p = p.trim_end_matches('/');
+        if p.is_empty() {
+            // `/` itself: everything absolute.
+            return cwd.starts_with('/');
+        }
+        cwd == p
+            || cwd
+                .strip_prefix(p)
+                .is_some_and(|rest| rest.starts_with('/'))
+    })
+}
+
+/// Parses the `exclude-paths` value of `recall config set`: a comma list of
+/// absolute paths (empty = none), trailing slashes dropped, duplicates
+/// removed; a relative path is an error (it would match nothing anyone
+/// meant).
+pub fn parse_exclude_paths(text: &str) -> Result<Vec<String>, String> {
+    let mut out: Vec<String> = Vec::new();
+    for raw in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        if !raw.starts_with('/') {
+            return Err(format!(
+                "exclude-paths takes absolute paths; `{raw}` is not one"
+            ));
+        }
+        let p = match raw.trim_end_matches('/') {
+            "" => "/".to_string(),
+            p => p.to_string(),
+        };
+        if !out.contains(&p) {
+            out.push(p);
+        }
+    }
+    Ok(out)
 }
 
 /// Why the policy could not be read or written.
@@ -114,10 +163,39 @@ mod tests {
         let p = Policy {
             enabled: false,
             history_days: 0,
+            exclude_paths: vec!["/home/me/client-x".into()],
         };
         save(&d, &p).unwrap();
         assert_eq!(load(&d).unwrap(), p);
         let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn excluded_paths_cover_whole_components_only() {
+        let paths =
+            parse_exclude_paths(" /home/me/client-x/, /srv/private,/home/me/client-x").unwrap();
+        assert_eq!(paths, vec!["/home/me/client-x", "/srv/private"]);
+        for yes in [
+            "/home/me/client-x",
+            "/home/me/client-x/",
+            "/home/me/client-x/app/src",
+            "/srv/private/a",
+        ] {
+            assert!(excluded(&paths, Some(yes)), "{yes}");
+        }
+        for no in [
+            "/home/me/client-xy",
+            "/home/me",
+            "/srv",
+            "/srv/privateer",
+            "",
+        ] {
+            assert!(!excluded(&paths, Some(no)), "{no}");
+        }
+        assert!(!excluded(&paths, None));
+        assert!(parse_exclude_paths("relative/dir").is_err());
+        assert_eq!(parse_exclude_paths("").unwrap(), Vec::<String>::new());
+        assert!(excluded(&parse_exclude_paths("/").unwrap(), Some("/x")));
     }
 
     #[test]

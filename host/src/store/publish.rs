@@ -9,7 +9,13 @@
 //! - a tombstoned key is not revived by a writer whose sweep started before
 //!   the tombstone;
 //! - an entry whose generation file is missing is dropped (re-extracted on
-//!   the next sweep).
+//!   the next sweep);
+//! - a forgotten session (`forget`), and every session whose cwd lies under
+//!   an excluded path (`exclude_paths`), leaves the manifest with a
+//!   tombstone; its unit is recorded as skipped (`Forgotten`: until its
+//!   files change; `Excluded`: while excluded), its generation goes to the
+//!   garbage collector, and every retained snapshot is deleted, so that no
+//!   cursor minted before pages through it again (`cursor_expired`).
 //!
 //! Nothing changed ⇒ nothing is written. Otherwise the new revision is
 //! committed (a meta of the changed entries, the superseded catalog to
@@ -18,6 +24,7 @@
 
 use super::fsutil::{random_hex, wall_ms};
 use super::manifest;
+use super::policy::excluded;
 use super::retention::{newest_ms, TOMBSTONE_KEEP_MS};
 use super::state::{self, SkipReason, SkippedUnit};
 use super::{generations, Loaded, Store, StoreError};
@@ -43,6 +50,11 @@ pub struct Batch {
     pub skipped: Vec<(String, Option<SkippedUnit>)>,
     /// Set when the batch completes a sweep: whether it was a full backfill.
     pub finish_sweep: Option<bool>,
+    /// Keys to forget (`recall forget`).
+    pub forget: Vec<String>,
+    /// The policy's excluded paths: sessions whose cwd lies under one leave
+    /// the index, and no upsert of one is taken.
+    pub exclude_paths: Vec<String>,
 }
 
 impl Batch {
@@ -53,6 +65,7 @@ impl Batch {
             && self.horizon_ms.is_none()
             && self.skipped.is_empty()
             && self.finish_sweep.is_none()
+            && self.forget.is_empty()
     }
 }
 
@@ -77,6 +90,9 @@ pub struct Outcome {
     pub gone: usize,
     /// Sessions dropped by retention.
     pub retired: Vec<String>,
+    /// Sessions forgotten or excluded, and their generation files (whose
+    /// text the index segments are purged of).
+    pub forgotten: Vec<(String, String)>,
     /// Bytes of metas and catalog written (generations not included).
     pub bytes_written: u64,
 }
@@ -133,6 +149,11 @@ impl Store {
                 let (_, bytes) = self.commit(m)?;
                 out.bytes_written = bytes.metas + bytes.catalog;
                 out.written = true;
+                if !out.forgotten.is_empty() {
+                    // Every snapshot before this one holds what was
+                    // forgotten: their cursors expire.
+                    super::snapshots::remove_all(&self.dir().join(super::snapshots::SNAPSHOTS))?;
+                }
             }
         }
         for (path, unit) in batch.skipped {
@@ -146,9 +167,41 @@ impl Store {
             st.backfilled |= backfill;
         }
         state::write(self.dir(), &st_before, &st).map_err(|e| StoreError::io(self.dir(), e))?;
+        drop(lock);
+        if !out.forgotten.is_empty() {
+            // Their text leaves the index segments now (the files after the
+            // grace period); without segments searches scan, so a failure
+            // here loses nothing.
+            let gens = out.forgotten.iter().map(|(_, g)| g.clone()).collect();
+            if let Err(e) = self.purge_segments(&gens) {
+                tracing::warn!(target: "recall::index", error = %e, "purging the segments failed");
+            }
+        }
         out.store_id = st.store_id;
         out.revision = revision;
         Ok(out)
+    }
+}
+
+impl Store {
+    /// Forgets session `key` (`recall forget`, `POST
+    /// /api/session/{key}/forget`): it leaves the index with a tombstone
+    /// and stays out until its source files change (see the module doc).
+    /// `Ok(None)` = no such session is indexed.
+    pub fn forget(&self, key: &str) -> Result<Option<Outcome>, StoreError> {
+        let m = self.current()?;
+        if !m.sessions.contains_key(key) {
+            return Ok(None);
+        }
+        let out = self.publish(Batch {
+            base_store_id: m.store_id.clone(),
+            parser_version: m.parser_version,
+            watermark: wall_ms(),
+            forget: vec![key.to_string()],
+            ..Batch::default()
+        })?;
+        // Forgotten meanwhile by someone else: not ours to report.
+        Ok(out.forgotten.iter().any(|(k, _)| k == key).then_some(out))
     }
 }
 
@@ -169,6 +222,11 @@ fn may_change(m: &Manifest, existed: bool, b: &Batch, now: i64) -> bool {
         || m.tombstones
             .values()
             .any(|t| now.saturating_sub(*t) > TOMBSTONE_KEEP_MS)
+        || b.forget.iter().any(|k| m.sessions.contains_key(k))
+        || (!b.exclude_paths.is_empty()
+            && m.sessions
+                .values()
+                .any(|e| excluded(&b.exclude_paths, e.meta.cwd.as_deref())))
 }
 
 /// Applies the batch to `m` through the gate; returns whether `m` changed.
@@ -182,7 +240,9 @@ fn merge(
 ) -> bool {
     let mut changed = false;
     for (key, entry) in &batch.upserts {
-        if m.tombstones.get(key).is_some_and(|&t| t >= batch.watermark) {
+        if m.tombstones.get(key).is_some_and(|&t| t >= batch.watermark)
+            || excluded(&batch.exclude_paths, entry.meta.cwd.as_deref())
+        {
             out.tombstoned += 1;
             continue;
         }
@@ -246,6 +306,7 @@ fn merge(
                         context: context_of(&e),
                         files: e.files.clone(),
                         error: None,
+                        cwd: None,
                     },
                 );
             }
@@ -254,10 +315,62 @@ fn merge(
             changed = true;
         }
     }
+    changed |= drop_forgotten(m, batch, now, st, out);
     let before = m.tombstones.len();
     m.tombstones
         .retain(|_, t| now.saturating_sub(*t) <= TOMBSTONE_KEEP_MS);
     changed | (m.tombstones.len() != before)
+}
+
+/// Takes the forgotten and the excluded sessions out of `m` (see the
+/// module doc); returns whether any was.
+fn drop_forgotten(
+    m: &mut Manifest,
+    batch: &Batch,
+    now: i64,
+    st: &mut state::IndexerState,
+    out: &mut Outcome,
+) -> bool {
+    let mut leaving: Vec<(String, SkipReason)> = batch
+        .forget
+        .iter()
+        .filter(|k| m.sessions.contains_key(*k))
+        .map(|k| (k.clone(), SkipReason::Forgotten))
+        .collect();
+    if !batch.exclude_paths.is_empty() {
+        leaving.extend(
+            m.sessions
+                .iter()
+                .filter(|(k, e)| {
+                    !batch.forget.contains(k)
+                        && excluded(&batch.exclude_paths, e.meta.cwd.as_deref())
+                })
+                .map(|(k, _)| (k.clone(), SkipReason::Excluded)),
+        );
+    }
+    for (key, reason) in &leaving {
+        let Some(e) = m.sessions.remove(key) else {
+            continue;
+        };
+        st.garbage.insert(e.generation_file.clone(), now);
+        if let Some(main) = e.files.first() {
+            st.skipped.insert(
+                main.path.clone(),
+                SkippedUnit {
+                    reason: *reason,
+                    key: Some(key.clone()),
+                    newest_ms: newest_ms(&e),
+                    context: context_of(&e),
+                    files: e.files.clone(),
+                    error: None,
+                    cwd: e.meta.cwd.clone(),
+                },
+            );
+        }
+        m.tombstones.insert(key.clone(), now);
+        out.forgotten.push((key.clone(), e.generation_file));
+    }
+    !leaving.is_empty()
 }
 
 /// The discovery-context fingerprint an entry was extracted with.

@@ -371,6 +371,28 @@ impl Store {
         defer: Option<Deferral>,
         merge: bool,
     ) -> Result<SegmentReport, StoreError> {
+        self.maintain(fresh, defer, merge, &HashSet::new())
+    }
+
+    /// Rebuilds every listed segment that indexes one of `generations`
+    /// (forgotten or excluded sessions': no longer in the manifest) without
+    /// them, so that their text leaves the live index at once; the old
+    /// segment files are deleted after the grace period like any unlisted
+    /// one.
+    pub fn purge_segments(
+        &self,
+        generations: &HashSet<String>,
+    ) -> Result<SegmentReport, StoreError> {
+        self.maintain(Vec::new(), None, false, generations)
+    }
+
+    fn maintain(
+        &self,
+        fresh: Vec<SegmentRef>,
+        defer: Option<Deferral>,
+        merge: bool,
+        purge: &HashSet<String>,
+    ) -> Result<SegmentReport, StoreError> {
         let may_merge = merge;
         let manifest = self.current()?;
         if manifest.store_id.is_empty() {
@@ -433,7 +455,10 @@ impl Store {
         }
         // Rebuilt alone: segments whose generations are mostly gone.
         let dead: Vec<usize> = (0..kept.len())
-            .filter(|&i| !deferring && (kept[i].2.len() as u64) * 2 < kept[i].0.generations)
+            .filter(|&i| {
+                (!deferring && (kept[i].2.len() as u64) * 2 < kept[i].0.generations)
+                    || kept[i].1.names().iter().any(|n| purge.contains(n))
+            })
             .collect();
         // Merged into one: the MERGE_FACTOR smallest segments of the lowest
         // tier that has that many, when the result stays under

@@ -47,6 +47,11 @@ pub enum SkipReason {
     /// It could not be read (see `error`): retried only when its files
     /// change, named in status meanwhile.
     Failed,
+    /// Forgotten (`recall forget`): not read again until its files change.
+    Forgotten,
+    /// Its cwd (`cwd`) lies under an excluded path of the policy: never read
+    /// again while it does, however its files change.
+    Excluded,
 }
 
 /// A unit that is not in the manifest, and the cursors it was judged on.
@@ -68,6 +73,10 @@ pub struct SkippedUnit {
     /// Why it failed (`Failed` units).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The session's cwd (`Excluded` units: read again once no excluded
+    /// path covers it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
 }
 
 /// The whole state file.
@@ -256,6 +265,7 @@ mod tests {
             context: None,
             files: vec![],
             error: None,
+            cwd: None,
         }
     }
 

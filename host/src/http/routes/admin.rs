@@ -8,6 +8,9 @@
 //! (`retires`); both apply at once (a new window from the next sweep).
 //! `dry_run=true` changes nothing and answers the same fields: what the
 //! change would store and retire (the dashboard's preview).
+//! `POST /api/session/{key}/forget` forgets one session (see
+//! `Store::forget`): `{ok, session_key, revision}`, 404 `not_found` when no
+//! such session is indexed.
 
 use super::{blocking, json_value, pairs, param, respond, QueryPairs};
 use crate::engine::{EngineError, IndexerHandle};
@@ -48,6 +51,37 @@ pub async fn clear(State(st): State<AppState>, _q: QueryPairs) -> Response {
         });
     }
     respond(cleared)
+}
+
+/// `POST /api/session/{key}/forget`.
+pub async fn forget(
+    State(st): State<AppState>,
+    axum::extract::Path(key): axum::extract::Path<String>,
+    _q: QueryPairs,
+) -> Response {
+    let indexer = match indexer(&st, "store to forget in") {
+        Ok(ix) => ix,
+        Err(e) => return respond(Err(e.into())),
+    };
+    let events = st.events.clone();
+    let r = blocking(move || {
+        let out = indexer
+            .indexer()
+            .store()
+            .forget(&key)
+            .map_err(EngineError::from)?;
+        let Some(out) = out else {
+            return Err(ApiError::not_found("no such session is indexed"));
+        };
+        Ok(json_value(&serde_json::json!({
+            "ok": true,
+            "session_key": key,
+            "revision": out.revision,
+        })))
+    })
+    .await;
+    events.poke();
+    respond(r)
 }
 
 /// `POST /api/index/policy`.

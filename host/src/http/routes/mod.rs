@@ -4,7 +4,9 @@
 
 pub mod admin;
 pub mod deep;
+pub mod events;
 pub mod export;
+pub mod export_md;
 pub mod one_session;
 pub mod search;
 pub mod segments;

@@ -4,6 +4,7 @@
 
 use crate::engine::indexer::IndexerHandle;
 use crate::engine::served::{ReadCatalog, Served};
+use crate::http::events::Revisions;
 use crate::http::limits::{self, SearchSlots, Slots};
 use crate::http::login::Logins;
 use std::sync::Arc;
@@ -35,6 +36,8 @@ pub struct AppState {
     /// Remote clients may download source files through export
     /// (`--allow-remote-export`).
     pub allow_remote_export: bool,
+    /// Revision announcements (`GET /api/events`).
+    pub events: Arc<Revisions>,
 }
 
 impl AppState {
@@ -51,6 +54,7 @@ impl AppState {
             logins: None,
             refresh_after,
             allow_remote_export: false,
+            events: Arc::new(Revisions::default()),
         }
     }
 }
