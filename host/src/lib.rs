@@ -4,6 +4,7 @@ pub mod arena;
 pub mod assets;
 pub mod catalog;
 pub mod chunked;
+pub mod clock;
 pub mod cli;
 pub mod demo;
 pub mod export;

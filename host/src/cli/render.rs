@@ -4,7 +4,7 @@
 //! Transcript text is sanitized: control characters never reach the
 //! terminal (a transcript could carry escape sequences).
 
-use super::timefmt::minute;
+use crate::clock::minute;
 use recall_core::response::{Hit, PartialReason, SessionHits, State};
 use recall_core::Response;
 use std::io::{self, IsTerminal, Write};

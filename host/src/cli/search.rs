@@ -35,10 +35,10 @@ pub struct SearchArgs {
     /// conversation (user + assistant) or all (also tool rows).
     #[arg(long)]
     pub scope: Option<String>,
-    /// Only records at or after this time (epoch ms or RFC 3339).
+    /// Only records at or after this time (epoch ms, RFC 3339, or 7d, 24h, 2w, today, yesterday).
     #[arg(long)]
     pub since: Option<String>,
-    /// Only records at or before this time (epoch ms or RFC 3339).
+    /// Only records at or before this time (as --since).
     #[arg(long)]
     pub until: Option<String>,
     /// Comma list of cwd path prefixes (whole components).
@@ -133,10 +133,7 @@ impl SearchArgs {
 /// Runs `recall search`.
 pub fn run(g: &Globals, a: SearchArgs) -> anyhow::Result<Found> {
     // Relative times (`--since 7d`) are read against this command's clock.
-    let now_ms = g.now.unwrap_or_else(crate::store::wall_ms);
-    let request = a
-        .request()
-        .with_default_clock(recall_core::time::Clock::utc(now_ms));
+    let request = a.request().with_default_clock(crate::clock::host_clock());
     // Parsed once, here: a bad request fails before touching the index.
     let mut query = request.parse().map_err(|e| fail(&a, &e))?;
     query.debug = a.debug;

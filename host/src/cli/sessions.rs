@@ -4,7 +4,7 @@
 //! `GET /api/sessions` lists.
 
 use super::render::sanitize;
-use super::timefmt::minute_opt;
+use crate::clock::minute_opt;
 use super::{Context, Found, Globals};
 use clap::Args;
 use recall_core::session::lineage::children;
@@ -19,10 +19,11 @@ pub struct SessionsArgs {
     /// Comma list of cwd path prefixes (whole components).
     #[arg(long)]
     pub cwd: Option<String>,
-    /// Only sessions active at or after this time (epoch ms or RFC 3339).
+    /// Only sessions active at or after this time (epoch ms, RFC 3339, or 7d, 24h, 2w, today,
+    /// yesterday).
     #[arg(long)]
     pub since: Option<String>,
-    /// Only sessions active at or before this time (epoch ms or RFC 3339).
+    /// Only sessions active at or before this time (as --since).
     #[arg(long)]
     pub until: Option<String>,
     /// Only the session with this id, or ids (or keys) starting with it.
@@ -66,8 +67,15 @@ fn request(a: &SessionsArgs) -> anyhow::Result<SessionListRequest> {
         ("presence", a.presence.as_deref()),
         ("model", a.model.as_deref()),
     ];
-    SessionListRequest::from_pairs(pairs.into_iter().filter_map(|(k, v)| v.map(|v| (k, v))))
-        .map_err(|e| anyhow::anyhow!("{}: {}", e.code, e.message))
+    let clock = crate::clock::clock_pairs();
+    let clock = clock.iter().map(|(k, v)| (*k, v.as_str()));
+    SessionListRequest::from_pairs(
+        pairs
+            .into_iter()
+            .filter_map(|(k, v)| v.map(|v| (k, v)))
+            .chain(clock),
+    )
+    .map_err(|e| anyhow::anyhow!("{}: {}", e.code, e.message))
 }
 
 /// Runs `recall sessions`.

@@ -6,7 +6,7 @@
 //! view, as `GET /api/session/{key}` answers it.
 
 use super::render::sanitize;
-use super::timefmt::{minute, minute_opt};
+use crate::clock::{minute, minute_opt};
 use super::{Context, Found, Globals};
 use anyhow::{bail, Context as _};
 use clap::Args;

@@ -5,7 +5,7 @@
 //! the source as the daemon verifies it.
 
 use super::render::sanitize;
-use super::timefmt::minute;
+use crate::clock::minute;
 use super::Found;
 use crate::index::verify::reextract as reextract_paths;
 use crate::index::verify::verify;

@@ -1,6 +1,6 @@
 //! `recall status`: the store, the last sweep, what is due, and coverage.
 
-use super::timefmt::minute_opt;
+use crate::clock::minute_opt;
 use super::{Context, Found, Globals};
 use crate::index::{IndexStatus, Phase};
 use crate::store::generations;
@@ -86,6 +86,7 @@ pub fn run(g: &Globals, a: StatusArgs) -> anyhow::Result<Found> {
             failed_units: crate::index::FailedUnit::from_state(&st),
             truncated_sessions: crate::index::build::truncated_sessions(&m),
             skipped_files: plan.skipped_files.clone(),
+            retired: crate::store::policy::Retired::of_state(&st, ctx.policy.history_days),
         },
         availability: crate::index::Availability::of(ctx.policy.enabled, !st.backfilled),
         revision: m.revision,
@@ -149,6 +150,9 @@ pub fn run(g: &Globals, a: StatusArgs) -> anyhow::Result<Found> {
             d => format!("{d} days"),
         }
     )?;
+    if let Some(r) = &s.index.retired {
+        outln!("retired     {}", r.message)?;
+    }
     outln!(
         "last sweep  {}{}",
         minute_opt(s.index.last_sweep_ms),

@@ -4,7 +4,7 @@
 
 use super::render::sanitize;
 use super::show::find;
-use super::timefmt::minute;
+use crate::clock::minute;
 use super::{Context, Found, Globals};
 use anyhow::Context as _;
 use clap::Args;

@@ -5,7 +5,7 @@
 //! transcript reaches the terminal.
 
 use super::app::{App, Focus, Row, SessionView};
-use crate::cli::timefmt::minute;
+use crate::clock::minute;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
