@@ -86,6 +86,43 @@ pub fn minute_in(tz: &TimeZone, ms: i64) -> String {
     }
 }
 
+/// `YYYY-MM-DD HH:MM` of epoch ms in the process's zone, without the
+/// offset: for layouts that name the zone once ([`zone_label`]).
+pub fn short_minute(ms: i64) -> String {
+    match Timestamp::from_millisecond(ms) {
+        Ok(t) => t
+            .to_zoned_datetime(zone().clone())
+            .strftime("%Y-%m-%d %H:%M")
+            .to_string(),
+        Err(_) => ms.to_string(),
+    }
+}
+
+/// The offset times are shown in, now: `+09:00`, or `UTC`.
+pub fn offset_label() -> String {
+    let secs = Timestamp::from_millisecond(now_ms())
+        .map(|t| zone().to_offset(t).seconds())
+        .unwrap_or(0);
+    if secs == 0 {
+        return "UTC".to_string();
+    }
+    let sign = if secs < 0 { '-' } else { '+' };
+    let m = secs.unsigned_abs() / 60;
+    format!("{sign}{:02}:{:02}", m / 60, m % 60)
+}
+
+/// The zone times are shown in, named once: `Asia/Tokyo +09:00` (the
+/// offset now), `UTC`, or the bare offset of a zone without a name.
+pub fn zone_label() -> String {
+    let tz = zone();
+    let off = offset_label();
+    match tz.iana_name() {
+        Some("UTC" | "Etc/UTC") | None => off,
+        Some(name) if off == "UTC" => format!("{name} (UTC)"),
+        Some(name) => format!("{name} {off}"),
+    }
+}
+
 /// `YYYY-MM-DD` of epoch ms in the process's zone (the TUI's short date).
 pub fn day(ms: i64) -> String {
     match Timestamp::from_millisecond(ms) {

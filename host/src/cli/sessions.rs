@@ -103,6 +103,35 @@ pub fn run(g: &Globals, a: SessionsArgs) -> anyhow::Result<Found> {
             })
             .collect();
         outln!("{}", serde_json::to_string(&out)?)?;
+    } else if let Some(w) = super::fit::width() {
+        // A terminal: one line per session, the zone named once.
+        if !rows.is_empty() {
+            let head = format!(
+                "{:<16}  {:>5}  {:<20}  title",
+                format!("updated {}", crate::clock::offset_label()),
+                "msgs",
+                "session",
+            );
+            outln!("{}", super::fit::cut(&head, w))?;
+        }
+        for (k, e) in &rows {
+            let m = &e.meta;
+            let row = format!(
+                "{:<16}  {:>5}  {:<20}  {}{}",
+                m.updated_ms.map_or_else(|| "-".into(), crate::clock::short_minute),
+                m.messages,
+                sanitize(&super::fit::short_key(k)),
+                sanitize(m.title.as_deref().unwrap_or("(untitled)")),
+                if e.source_gone { "  [source gone]" } else { "" }
+            );
+            outln!("{}", super::fit::cut(&row, w))?;
+        }
+        if total > rows.len() {
+            eprintln!(
+                "recall: {} more (use --limit 0 for all)",
+                total - rows.len()
+            );
+        }
     } else {
         for (k, e) in &rows {
             let m = &e.meta;

@@ -61,7 +61,10 @@ pub(super) fn find<'m>(
     let found: Vec<_> = m
         .sessions
         .iter()
-        .filter(|(k, e)| e.meta.session_id == q || k.starts_with(q))
+        .filter(|(k, e)| {
+            // The short key of a terminal line (`dsh:791afe80`) names it too.
+            e.meta.session_id == q || k.starts_with(q) || super::fit::short_key(k) == q
+        })
         .collect();
     match found.as_slice() {
         [one] => Ok(*one),
@@ -121,12 +124,14 @@ pub fn run(g: &Globals, a: ShowArgs) -> anyhow::Result<Found> {
         return Ok(Found::Yes);
     }
     let meta = &entry.meta;
-    outln!(
+    let fit = super::fit::line;
+    let head = format!(
         "{}  {}",
         sanitize(key),
         sanitize(meta.title.as_deref().unwrap_or("(untitled)"))
-    )?;
-    outln!(
+    );
+    outln!("{}", fit(&head))?;
+    let info = format!(
         "  {}  {} → {}  {} messages{}",
         sanitize(meta.cwd.as_deref().unwrap_or("-")),
         minute_opt(meta.created_ms),
@@ -137,7 +142,8 @@ pub fn run(g: &Globals, a: ShowArgs) -> anyhow::Result<Found> {
         } else {
             ""
         }
-    )?;
+    );
+    outln!("{}", fit(&info))?;
     if let Some(b) = &meta.branch {
         outln!("  branch: {}", sanitize(b))?;
     }
@@ -145,7 +151,16 @@ pub fn run(g: &Globals, a: ShowArgs) -> anyhow::Result<Found> {
         outln!("  parent: {} ({:?})", sanitize(&p.key), p.relation)?;
     }
     if let Some(r) = &meta.resume {
-        outln!("  resume: {}", sanitize(r))?;
+        // A command is never cut: on a narrow terminal it wraps at spaces.
+        let line = format!("  resume: {}", sanitize(r));
+        match super::fit::width() {
+            Some(w) if super::fit::str_width(&line) > w => {
+                for l in super::fit::wrap(&line, "", w) {
+                    outln!("{l}")?;
+                }
+            }
+            _ => outln!("{line}")?,
+        }
     }
     for (i, r) in shard.records.iter().enumerate() {
         let mut flags = String::new();
@@ -166,9 +181,20 @@ pub fn run(g: &Globals, a: ShowArgs) -> anyhow::Result<Found> {
 }
 
 /// Prints a record's text, indented and sanitized (see [`shown_text`]).
+/// On a terminal, long lines wrap at word boundaries under the indent
+/// (text is never cut: this is the transcript itself).
 pub(super) fn print_text(role: Role, text: &str, full: bool) -> std::io::Result<()> {
+    let width = super::fit::width();
     for line in shown_text(role, text, full).lines() {
-        outln!("    {}", sanitize(line))?;
+        let line = sanitize(line);
+        match width {
+            Some(w) if super::fit::str_width(&line) + 4 > w => {
+                for l in super::fit::wrap(&line, "    ", w) {
+                    outln!("{l}")?;
+                }
+            }
+            _ => outln!("    {line}")?,
+        }
     }
     Ok(())
 }

@@ -4,6 +4,7 @@
 
 use super::render::sanitize;
 use super::show::find;
+use super::fit::line;
 use crate::clock::minute;
 use super::{Context, Found, Globals};
 use anyhow::Context as _;
@@ -29,13 +30,22 @@ pub struct TraceArgs {
 
 fn print_tree(nodes: &[LineageNode], depth: usize) {
     for n in nodes {
-        println!(
+        let row = format!(
             "{}{}  {}",
             "  ".repeat(depth + 1),
             sanitize(&n.summary.session_key),
             sanitize(n.summary.title.as_deref().unwrap_or(""))
         );
+        println!("{}", line(&row));
         print_tree(&n.children, depth + 1);
+    }
+}
+
+/// `s` cut to leave `keep` columns of the terminal line free.
+fn line_room(s: &str, keep: usize) -> String {
+    match super::fit::width() {
+        Some(w) => super::fit::cut(s, w.saturating_sub(keep)),
+        None => s.to_string(),
     }
 }
 
@@ -82,7 +92,8 @@ pub fn run(g: &Globals, a: TraceArgs) -> anyhow::Result<Found> {
                 for e in &t.replaced_by {
                     let one: String = e.text.split_whitespace().collect::<Vec<_>>().join(" ");
                     let cut: String = one.chars().take(100).collect();
-                    println!("  → #{} {} {}", e.index, e.role.as_str(), sanitize(&cut));
+                    let row = format!("  → #{} {} {}", e.index, e.role.as_str(), sanitize(&cut));
+                    println!("{}", line(&row));
                 }
             }
         }
@@ -97,20 +108,25 @@ pub fn run(g: &Globals, a: TraceArgs) -> anyhow::Result<Found> {
     for n in &t.ancestors {
         match n {
             Ancestor::Known(s) => println!(
-                "{}  {}",
-                sanitize(&s.session_key),
-                sanitize(s.title.as_deref().unwrap_or(""))
+                "{}",
+                line(&format!(
+                    "{}  {}",
+                    sanitize(&s.session_key),
+                    sanitize(s.title.as_deref().unwrap_or(""))
+                ))
             ),
             Ancestor::Missing { session_key, .. } => {
                 println!("{}  (not indexed)", sanitize(session_key))
             }
         }
     }
-    println!(
-        "{}  {}  ←",
+    let here = format!(
+        "{}  {}",
         sanitize(key),
         sanitize(entry.meta.title.as_deref().unwrap_or("(untitled)"))
     );
+    // The arrow marks this session: cut the title, keep the arrow.
+    println!("{}  ←", line_room(&here, 3));
     print_tree(&t.descendants, 0);
     Ok(Found::Yes)
 }
