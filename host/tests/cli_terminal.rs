@@ -92,7 +92,10 @@ fn in_terminal(home: &Path, cols: u16, args: &[&str]) -> Vec<String> {
     });
     let start = Instant::now();
     while child.try_wait().expect("wait").is_none() {
-        assert!(start.elapsed() < Duration::from_secs(30), "recall {args:?} hangs");
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "recall {args:?} hangs"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     drop(pair.master);
@@ -154,16 +157,31 @@ fn search_and_sessions_fit_80_and_120_columns() {
         let hits: Vec<&String> = lines.iter().filter(|l| is_hit_line(l)).collect();
         assert!(hits.len() >= 3, "{lines:#?}");
         for l in &lines {
-            assert!(width(l) <= usize::from(cols), "{cols}: {l:?} is {}", width(l));
+            assert!(
+                width(l) <= usize::from(cols),
+                "{cols}: {l:?} is {}",
+                width(l)
+            );
         }
         for h in hits {
-            assert!(h.to_lowercase().contains("tide"), "{cols}: the hit is off the line: {h:?}");
+            assert!(
+                h.to_lowercase().contains("tide"),
+                "{cols}: the hit is off the line: {h:?}"
+            );
         }
-        assert!(lines[0].starts_with("times in Asia/Tokyo +09:00"), "{:?}", lines[0]);
+        assert!(
+            lines[0].starts_with("times in Asia/Tokyo +09:00"),
+            "{:?}",
+            lines[0]
+        );
 
         let lines = in_terminal(&home, cols, &["sessions", "--limit", "0"]);
         let lines: Vec<&String> = lines.iter().filter(|l| !l.is_empty()).collect();
-        assert_eq!(lines.len(), n + 1, "a header and one line per session: {lines:#?}");
+        assert_eq!(
+            lines.len(),
+            n + 1,
+            "a header and one line per session: {lines:#?}"
+        );
         assert!(lines[0].starts_with("updated +09:00"), "{:?}", lines[0]);
         for l in &lines {
             assert!(width(l) <= usize::from(cols), "{cols}: {l:?}");
@@ -307,13 +325,20 @@ fn tz_moves_human_times_13_hours_and_leaves_json_alone() {
         .args(["--now", now.as_str(), "--utc", "sessions", "--limit", "1"])
         .output()
         .expect("utc");
-    assert!(String::from_utf8_lossy(&out.stdout).contains(" +00:00 "), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(" +00:00 "),
+        "{out:?}"
+    );
 }
 
 /// `GET path` on `addr`: the body.
 fn http_get(addr: &str, path: &str) -> serde_json::Value {
     let mut s = std::net::TcpStream::connect(addr).expect("connect");
-    write!(s, "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
     let mut raw = String::new();
     s.read_to_string(&mut raw).expect("read");
     let body = raw.split_once("\r\n\r\n").expect("a body").1;
@@ -330,15 +355,40 @@ fn since_7d_selects_the_same_sessions_on_the_cli_and_over_http() {
             .map(|r| r[field].as_str().unwrap().to_string())
             .collect()
     };
-    let cli = keys(&json(&home, &["sessions", "--json", "--since", "7d", "--limit", "0"]), "session_key");
-    let all = keys(&json(&home, &["sessions", "--json", "--limit", "0"]), "session_key");
-    assert!(!cli.is_empty() && cli.len() < all.len(), "7d is a real cut: {cli:?} of {all:?}");
-    let hits = json(&home, &["search", "--json", "--since", "7d", "tide", "--limit", "100"]);
+    let cli = keys(
+        &json(
+            &home,
+            &["sessions", "--json", "--since", "7d", "--limit", "0"],
+        ),
+        "session_key",
+    );
+    let all = keys(
+        &json(&home, &["sessions", "--json", "--limit", "0"]),
+        "session_key",
+    );
+    assert!(
+        !cli.is_empty() && cli.len() < all.len(),
+        "7d is a real cut: {cli:?} of {all:?}"
+    );
+    let hits = json(
+        &home,
+        &[
+            "search", "--json", "--since", "7d", "tide", "--limit", "100",
+        ],
+    );
     let cli_search: Vec<String> = keys(&hits["sessions"], "session_key");
 
     let now = NOW.to_string();
     let mut child = recall(&home)
-        .args(["--now", now.as_str(), "serve", "--bind", "127.0.0.1:0", "--no-demo", "--no-index"])
+        .args([
+            "--now",
+            now.as_str(),
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+            "--no-demo",
+            "--no-index",
+        ])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -354,7 +404,10 @@ fn since_7d_selects_the_same_sessions_on_the_cli_and_over_http() {
     std::thread::spawn(move || for _ in lines {});
     let http = http_get(&addr, "/api/sessions?since=7d&limit=100");
     let http_keys = keys(&http["sessions"], "session_key");
-    let http_hits = http_get(&addr, "/api/sessions/message-search?q=tide&since=7d&limit=100");
+    let http_hits = http_get(
+        &addr,
+        "/api/sessions/message-search?q=tide&since=7d&limit=100",
+    );
     let http_search = keys(&http_hits["sessions"], "session_key");
     let _ = child.kill();
     let _ = child.wait();
@@ -375,12 +428,21 @@ fn the_service_unit_is_one_systemd_accepts() {
     assert!(out.status.success(), "{out:?}");
     let unit = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(unit.contains("ExecStart="), "{unit}");
-    assert!(unit.contains(&format!("\"--home\" \"{}\" \"serve\"", home.display())), "{unit}");
-    assert!(!home.join(".config/systemd/user/recall.service").exists(), "dry run writes nothing");
+    assert!(
+        unit.contains(&format!("\"--home\" \"{}\" \"serve\"", home.display())),
+        "{unit}"
+    );
+    assert!(
+        !home.join(".config/systemd/user/recall.service").exists(),
+        "dry run writes nothing"
+    );
     if cfg!(target_os = "macos") {
         return;
     }
-    let Ok(probe) = std::process::Command::new("systemd-analyze").arg("--version").output() else {
+    let Ok(probe) = std::process::Command::new("systemd-analyze")
+        .arg("--version")
+        .output()
+    else {
         eprintln!("note: systemd-analyze is absent: the unit was not verified");
         return;
     };
@@ -393,5 +455,8 @@ fn the_service_unit_is_one_systemd_accepts() {
         .output()
         .expect("verify");
     let err = String::from_utf8_lossy(&v.stderr);
-    assert!(v.status.success() && !err.contains("recall.service"), "{err}");
+    assert!(
+        v.status.success() && !err.contains("recall.service"),
+        "{err}"
+    );
 }

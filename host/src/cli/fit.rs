@@ -19,9 +19,11 @@ pub fn width() -> Option<usize> {
     if !std::io::stdout().is_terminal() {
         return None;
     }
-    Some(columns(std::env::var("COLUMNS").ok().as_deref()).unwrap_or_else(|| {
-        terminal_size::terminal_size().map_or(80, |(w, _)| usize::from(w.0))
-    }))
+    Some(
+        columns(std::env::var("COLUMNS").ok().as_deref()).unwrap_or_else(|| {
+            terminal_size::terminal_size().map_or(80, |(w, _)| usize::from(w.0))
+        }),
+    )
     .map(|w| w.max(MIN_WIDTH))
 }
 
@@ -62,13 +64,14 @@ pub fn cut(s: &str, max: usize) -> String {
     if max == 0 {
         return String::new();
     }
-    let end = fit_end(s, 0, max - 1);
+    let end = fit_end(s, 0, max - 1, false);
     format!("{}…", s[..end].trim_end())
 }
 
 /// The byte end of the longest prefix of `s[start..]` within `cols`
-/// columns, moved back to a word boundary when one lies in its last third.
-fn fit_end(s: &str, start: usize, cols: usize) -> usize {
+/// columns, moved back to a word boundary when one lies in its last third
+/// (anywhere when `whole_words`: wrapping loses nothing by it).
+fn fit_end(s: &str, start: usize, cols: usize, whole_words: bool) -> usize {
     let mut used = 0;
     let mut end = start;
     for (i, c) in s[start..].char_indices() {
@@ -86,7 +89,7 @@ fn fit_end(s: &str, start: usize, cols: usize) -> usize {
     let next_is_word = s[end..].chars().next().is_some_and(|c| !c.is_whitespace());
     if next_is_word {
         if let Some(sp) = s[start..end].rfind(char::is_whitespace) {
-            if str_width(&s[start..start + sp]) * 3 >= cols * 2 {
+            if sp > 0 && (whole_words || str_width(&s[start..start + sp]) * 3 >= cols * 2) {
                 return start + sp;
             }
         }
@@ -115,15 +118,10 @@ pub fn window(text: &str, hit: Option<(usize, usize)>, cols: usize) -> (usize, u
         used += w;
         start = i;
     }
-    if start > 0 {
-        // Begin at a word: skip to just after the first space in the lead.
-        if let Some(sp) = text[start..h0].find(char::is_whitespace) {
-            let after = start + sp;
-            start = after + text[after..].chars().next().map_or(0, char::len_utf8);
-        }
-    }
+    // Begin at a word (never after the hit).
+    start = word_start(text, start).min(h0);
     // Shift left when the window would end before using the whole line.
-    let mut end = fit_end(text, start, cols);
+    let mut end = fit_end(text, start, cols, false);
     if end == text.len() {
         let mut s = start;
         let mut room = cols.saturating_sub(str_width(&text[start..]));
@@ -135,7 +133,7 @@ pub fn window(text: &str, hit: Option<(usize, usize)>, cols: usize) -> (usize, u
             room -= w;
             s = i;
         }
-        start = s;
+        start = word_start(text, s).min(h0);
         end = text.len();
     }
     (start, end)
@@ -154,7 +152,8 @@ pub fn short_key(key: &str) -> String {
     }
     let b = id.as_bytes();
     let hex = (0..b.len().saturating_sub(7)).find(|&i| {
-        (i == 0 || !b[i - 1].is_ascii_alphanumeric()) && b[i..i + 8].iter().all(u8::is_ascii_hexdigit)
+        (i == 0 || !b[i - 1].is_ascii_alphanumeric())
+            && b[i..i + 8].iter().all(u8::is_ascii_hexdigit)
     });
     match hex {
         Some(i) => format!("{source}:{}", &id[i..i + 8]),
@@ -208,6 +207,32 @@ pub fn snippet_pieces(hit: &Hit, cols: usize) -> Vec<(String, bool)> {
     out
 }
 
+/// `at`, or when it falls inside a word the start of the next word (never
+/// past `text`'s end); leading spaces skipped.
+fn word_start(text: &str, at: usize) -> usize {
+    let mut i = at;
+    let inside = at > 0
+        && text[..at]
+            .chars()
+            .next_back()
+            .is_some_and(|c| !c.is_whitespace())
+        && text[at..]
+            .chars()
+            .next()
+            .is_some_and(|c| !c.is_whitespace());
+    if inside {
+        if let Some(sp) = text[at..].find(char::is_whitespace) {
+            i = at + sp;
+        }
+    }
+    let skipped = text[i..].len() - text[i..].trim_start().len();
+    if i + skipped < text.len() {
+        i + skipped
+    } else {
+        at
+    }
+}
+
 /// `s` wrapped at word boundaries to `width` columns, every line after
 /// `indent` (a word longer than the line is cut across lines).
 pub fn wrap(s: &str, indent: &str, width: usize) -> Vec<String> {
@@ -215,7 +240,7 @@ pub fn wrap(s: &str, indent: &str, width: usize) -> Vec<String> {
     let mut lines = Vec::new();
     let mut rest = s.trim_end();
     while !rest.is_empty() {
-        let end = fit_end(rest, 0, room);
+        let end = fit_end(rest, 0, room, true);
         let end = if end == 0 {
             rest.chars().next().map_or(rest.len(), char::len_utf8)
         } else {
@@ -262,7 +287,10 @@ mod tests {
         let shown = &text[s..e];
         assert!(shown.contains("needle"), "{shown}");
         assert!(str_width(shown) <= 40);
-        assert!(shown.starts_with("lorem") || shown.starts_with("ipsum"), "{shown:?}");
+        assert!(
+            shown.starts_with("lorem") || shown.starts_with("ipsum"),
+            "{shown:?}"
+        );
         // A hit near the end still fills the line.
         let (s, e) = window("aaaa bbbb cccc dddd eeee ffff", Some((25, 29)), 12);
         assert_eq!(e, 29);

@@ -159,7 +159,16 @@ mod tests {
 
     #[test]
     fn the_hint_repeats_the_command_with_the_next_page() {
-        let args = ["/usr/bin/recall", "search", "it's", "--cursor", "C", "--limit", "5", "--page=2"];
+        let args = [
+            "/usr/bin/recall",
+            "search",
+            "it's",
+            "--cursor",
+            "C",
+            "--limit",
+            "5",
+            "--page=2",
+        ];
         assert_eq!(
             command(args.map(String::from), 3),
             "recall search 'it'\\''s' --limit 5 --page 3"

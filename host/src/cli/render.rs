@@ -88,7 +88,13 @@ fn snippet(hit: &Hit, style: &Style) -> String {
 fn fitted_snippet(hit: &Hit, style: &Style, cols: usize) -> String {
     fit::snippet_pieces(hit, cols)
         .into_iter()
-        .map(|(text, hit)| if hit { style.paint("1;31", &text) } else { text })
+        .map(|(text, hit)| {
+            if hit {
+                style.paint("1;31", &text)
+            } else {
+                text
+            }
+        })
         .collect()
 }
 
@@ -293,7 +299,11 @@ mod tests {
 
     #[test]
     fn a_fitted_snippet_is_one_line_around_the_first_hit() {
-        let text = format!("{}the needle sits here{}", "word ".repeat(60), " tail".repeat(60));
+        let text = format!(
+            "{}the needle sits here{}",
+            "word ".repeat(60),
+            " tail".repeat(60)
+        );
         let at = text.find("needle").unwrap() as u64;
         let h = hit(&text, 5, vec![[at + 5, at + 11]]);
         let off = Style { on: false };

@@ -288,9 +288,9 @@ fn init_logging() {
 /// The filter of `RUST_LOG`, else `RECALL_LOG`, else `warn`; a directive
 /// that does not parse is reported and the default kept.
 fn log_filter(rust_log: Option<String>, recall_log: Option<String>) -> EnvFilter {
-    let spec = rust_log
-        .or(recall_log)
-        .filter(|s| !s.trim().is_empty())
+    let set = |v: Option<String>| v.filter(|s| !s.trim().is_empty());
+    let spec = set(rust_log)
+        .or(set(recall_log))
         .unwrap_or_else(|| "warn".to_string());
     EnvFilter::try_new(&spec).unwrap_or_else(|e| {
         eprintln!("recall: ignoring the log filter {spec:?}: {e}");
@@ -331,7 +331,10 @@ mod tests {
         };
         assert_eq!(f(None, None), "warn");
         assert_eq!(f(None, Some("debug")), "debug");
-        assert_eq!(f(Some("recall::http=debug"), Some("trace")), "recall::http=debug");
+        assert_eq!(
+            f(Some("recall::http=debug"), Some("trace")),
+            "recall::http=debug"
+        );
         assert_eq!(f(Some(""), Some("info")), "info");
     }
 }

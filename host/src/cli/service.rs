@@ -353,10 +353,15 @@ mod tests {
     fn a_systemd_unit_quotes_every_word_literally() {
         let u = spec().render(Manager::Systemd);
         assert!(
-            u.contains("ExecStart=\"/opt/re call/recall\" \"--home\" \"/home/a%%b$$c\" \"serve\"\n"),
+            u.contains(
+                "ExecStart=\"/opt/re call/recall\" \"--home\" \"/home/a%%b$$c\" \"serve\"\n"
+            ),
             "{u}"
         );
-        assert!(u.contains("Environment=\"RECALL_HOME=/data/\\\"x\\\"\"\n"), "{u}");
+        assert!(
+            u.contains("Environment=\"RECALL_HOME=/data/\\\"x\\\"\"\n"),
+            "{u}"
+        );
         assert!(u.contains("WantedBy=default.target"));
     }
 

@@ -4,8 +4,8 @@
 //! `GET /api/sessions` lists.
 
 use super::render::sanitize;
-use crate::clock::minute_opt;
 use super::{Context, Found, Globals};
+use crate::clock::minute_opt;
 use clap::Args;
 use recall_core::session::lineage::children;
 use recall_core::session::{list_sessions, SessionListRequest, SessionRow, SessionSummary};
@@ -118,7 +118,8 @@ pub fn run(g: &Globals, a: SessionsArgs) -> anyhow::Result<Found> {
             let m = &e.meta;
             let row = format!(
                 "{:<16}  {:>5}  {:<20}  {}{}",
-                m.updated_ms.map_or_else(|| "-".into(), crate::clock::short_minute),
+                m.updated_ms
+                    .map_or_else(|| "-".into(), crate::clock::short_minute),
                 m.messages,
                 sanitize(&super::fit::short_key(k)),
                 sanitize(m.title.as_deref().unwrap_or("(untitled)")),

@@ -6,8 +6,8 @@
 //! view, as `GET /api/session/{key}` answers it.
 
 use super::render::sanitize;
-use crate::clock::{minute, minute_opt};
 use super::{Context, Found, Globals};
+use crate::clock::{minute, minute_opt};
 use anyhow::{bail, Context as _};
 use clap::Args;
 use recall_core::derive_active;

@@ -5,8 +5,8 @@
 //! the source as the daemon verifies it.
 
 use super::render::sanitize;
-use crate::clock::minute;
 use super::Found;
+use crate::clock::minute;
 use crate::index::verify::reextract as reextract_paths;
 use crate::index::verify::verify;
 use anyhow::Context as _;

@@ -3,8 +3,8 @@
 //! `show` prints records (or as the core's JSON with `--json`).
 
 use super::render::sanitize;
-use crate::clock::minute;
 use super::Found;
+use crate::clock::minute;
 use anyhow::{bail, Context as _};
 use clap::Args;
 use recall_core::model::Role;

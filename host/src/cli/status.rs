@@ -1,7 +1,7 @@
 //! `recall status`: the store, the last sweep, what is due, and coverage.
 
-use crate::clock::minute_opt;
 use super::{Context, Found, Globals};
+use crate::clock::minute_opt;
 use crate::index::{IndexStatus, Phase};
 use crate::store::generations;
 use clap::Args;

@@ -2,11 +2,11 @@
 //! descendant tree), or with `--index`/`--locator` the trace of one record:
 //! the mark that superseded it and the records now standing in its place.
 
+use super::fit::line;
 use super::render::sanitize;
 use super::show::find;
-use super::fit::line;
-use crate::clock::minute;
 use super::{Context, Found, Globals};
+use crate::clock::minute;
 use anyhow::Context as _;
 use clap::Args;
 use recall_core::session::{self, Address, Ancestor, LineageNode};

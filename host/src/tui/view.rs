@@ -105,7 +105,13 @@ fn draw_query(f: &mut Frame<'_>, app: &App, area: Rect) {
 fn snippet(hit: &Hit, cols: usize) -> Vec<Span<'static>> {
     fit::snippet_pieces(hit, cols)
         .into_iter()
-        .map(|(text, on)| if on { Span::styled(text, HIT) } else { Span::raw(text) })
+        .map(|(text, on)| {
+            if on {
+                Span::styled(text, HIT)
+            } else {
+                Span::raw(text)
+            }
+        })
         .collect()
 }
 
@@ -181,8 +187,7 @@ fn draw_results(f: &mut Frame<'_>, app: &App, area: Rect) {
                 let hit = &app.groups[g].hits[h];
                 let meta = format!("    {} {:<9} ", short_minute(hit.ts_ms), hit.role.as_str());
                 // The list's highlight symbol takes two columns.
-                let room = usize::from(area.width)
-                    .saturating_sub(2 + fit::str_width(&meta));
+                let room = usize::from(area.width).saturating_sub(2 + fit::str_width(&meta));
                 let mut spans = vec![Span::styled(meta, META)];
                 spans.extend(snippet(hit, room));
                 ListItem::new(Line::from(spans))
