@@ -5,11 +5,13 @@
 
 pub mod assets;
 pub mod cli;
+pub mod clock;
 pub mod deep;
 pub mod demo;
 pub mod engine;
 pub mod export;
 pub mod extract;
+pub mod fit;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod http;
@@ -19,5 +21,4 @@ pub mod mcp;
 pub mod remote;
 pub mod report;
 pub mod store;
-pub mod timefmt;
 pub mod tui;

@@ -52,7 +52,8 @@ fn history_days_persist_and_only_an_explicit_change_retires() {
     let home = demo_home("config-days");
     assert_eq!(
         ok(&home, &["config", "get"]).0,
-        "enabled = true\nhistory-days = 90\nexclude-paths =\n"
+        "enabled = true\nhistory-days = 0\nexclude-paths =\n",
+        "a new store keeps everything"
     );
     ok(&home, &["index"]);
     let all = indexed(&home);
@@ -61,7 +62,7 @@ fn history_days_persist_and_only_an_explicit_change_retires() {
     // The change says what it retires, and retires nothing by itself.
     let (out, err) = ok(&home, &["config", "set", "history-days", "3"]);
     assert_eq!(out, "history-days = 3\n");
-    assert!(err.contains("history-days 90 → 3"), "{err}");
+    assert!(err.contains("history-days 0 → 3"), "{err}");
     let said: usize = err
         .split("; ")
         .nth(1)
@@ -72,10 +73,20 @@ fn history_days_persist_and_only_an_explicit_change_retires() {
     assert_eq!(indexed(&home), all, "nothing retired before a sweep");
     assert_eq!(ok(&home, &["config", "get", "history-days"]).0, "3\n");
 
-    // The next sweep applies exactly what was announced; answers carry the
-    // window they cover.
-    ok(&home, &["index"]);
+    // The next sweep applies exactly what was announced and says why;
+    // answers carry the window they cover.
+    let (out, _) = ok(&home, &["index"]);
     assert_eq!(indexed(&home), all - said);
+    let why = format!(
+        "retired {said} session{} older than 3 days (recall config set history-days 0 keeps everything)",
+        if said == 1 { "" } else { "s" }
+    );
+    assert!(out.contains(&why), "{out}");
+    let st: serde_json::Value =
+        serde_json::from_str(&ok(&home, &["status", "--json"]).0).expect("json");
+    assert_eq!(st["retired"]["sessions"], said, "{st}");
+    assert_eq!(st["retired"]["message"], why.as_str());
+    assert!(ok(&home, &["status"]).0.contains(&why));
     let v: serde_json::Value =
         serde_json::from_str(&ok(&home, &["search", "--json", "the"]).0).expect("json");
     assert_eq!(v["window_days"], 3);
@@ -110,6 +121,62 @@ fn history_days_persist_and_only_an_explicit_change_retires() {
     // Clearing the index keeps the policy.
     ok(&home, &["clear"]);
     assert_eq!(ok(&home, &["config", "get", "history-days"]).0, "0\n");
+}
+
+/// DESIGN.md §13 "Default policy": a plain first `recall index` keeps every
+/// session, however old (the old default of 90 days hid most of a long
+/// history without a word).
+#[test]
+fn a_new_store_indexes_a_year_old_history_in_full() {
+    let home = demo_home("config-year");
+    // A year after the demo home's clock every session is a year old.
+    let later = (NOW + 365 * 86_400_000).to_string();
+    let run = |args: &[&str]| {
+        let out = recall_with_retention(&home)
+            .args(["--now", later.as_str()])
+            .args(args)
+            .output()
+            .expect("run recall");
+        assert_eq!(out.status.code(), Some(0), "recall {args:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let out = run(&["index", "--json"]);
+    let r: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(r["retired"], 0, "{out}");
+    let sessions: serde_json::Value =
+        serde_json::from_str(&run(&["sessions", "--json", "--limit", "0"])).expect("json");
+    let listed = sessions.as_array().expect("rows").len();
+    assert!(listed > 3, "{listed}");
+    assert_eq!(indexed(&home), listed);
+    assert_eq!(r["new_sessions"], listed, "every session indexed");
+    let st: serde_json::Value = serde_json::from_str(&run(&["status", "--json"])).expect("json");
+    assert_eq!(st["retired"], serde_json::Value::Null);
+}
+
+/// A store keeps the policy it persisted: one saved at 90 days (the old
+/// default) still retires at 90 days, and says so.
+#[test]
+fn a_persisted_policy_is_kept() {
+    let home = demo_home("config-kept");
+    let dir = store_dir(&home);
+    std::fs::create_dir_all(&dir).expect("store dir");
+    std::fs::write(
+        dir.join("policy.json"),
+        b"{\"enabled\": true, \"history_days\": 90}\n",
+    )
+    .expect("policy");
+    let later = (NOW + 365 * 86_400_000).to_string();
+    let out = recall_with_retention(&home)
+        .args(["--now", later.as_str(), "index"])
+        .output()
+        .expect("run recall");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("older than 90 days (recall config set history-days 0 keeps everything)"),
+        "{text}"
+    );
+    assert_eq!(indexed(&home), 0, "everything is older than 90 days");
+    assert_eq!(ok(&home, &["config", "get", "history-days"]).0, "90\n");
 }
 
 #[test]
@@ -157,7 +224,7 @@ fn bad_values_and_a_damaged_policy_are_errors_that_change_nothing() {
     }
     assert_eq!(
         ok(&home, &["config", "get"]).0,
-        "enabled = true\nhistory-days = 90\nexclude-paths =\n"
+        "enabled = true\nhistory-days = 0\nexclude-paths =\n"
     );
     let policy = store_dir(&home).join("policy.json");
     std::fs::write(&policy, b"{\"enabled\": tru").expect("damage");

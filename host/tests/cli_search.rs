@@ -176,8 +176,59 @@ fn human_output_groups_hits_per_session_and_colors_only_when_asked() {
     assert!(plain.contains("resume: pi --session"));
     let colored = run_ok(&home, &["search", "--color", "always", "zebrafinch"], 0);
     assert!(colored.contains("\x1b[1;31mzebrafinch\x1b[0m"));
+    // "More" is a short command, not the cursor; --page finds its cursor,
+    // --cursor keeps working for scripts and --json keeps the full cursor.
     let paged = run_ok(&home, &["search", "zebrafinch", "--limit", "1"], 0);
-    assert!(paged.contains("more: add --cursor "));
+    let hint = paged
+        .lines()
+        .find_map(|l| l.strip_prefix("more: "))
+        .unwrap_or_else(|| panic!("{paged}"));
+    assert!(
+        hint.ends_with(" search zebrafinch --limit 1 --page 2"),
+        "{hint}"
+    );
+    assert!(!paged.contains("--cursor"), "{paged}");
+    let first = paged
+        .lines()
+        .find(|l| l.starts_with("pi:"))
+        .expect("heading");
+    let page2 = run_ok(
+        &home,
+        &["search", "zebrafinch", "--limit", "1", "--page", "2"],
+        0,
+    );
+    let second = page2
+        .lines()
+        .find(|l| l.starts_with("pi:"))
+        .expect("heading");
+    assert_ne!(
+        first, second,
+        "page 2 is the next session:\n{paged}\n{page2}"
+    );
+    let v: serde_json::Value = serde_json::from_str(&run_ok(
+        &home,
+        &["search", "zebrafinch", "--limit", "1", "--json"],
+        0,
+    ))
+    .expect("json");
+    let cursor = v["cursor"].as_str().expect("the full cursor");
+    let by_cursor = run_ok(
+        &home,
+        &["search", "zebrafinch", "--limit", "1", "--cursor", cursor],
+        0,
+    );
+    assert_eq!(
+        by_cursor.lines().find(|l| l.starts_with("pi:")),
+        Some(second),
+        "--cursor and --page reach the same page"
+    );
+    // A page never printed is a clear error.
+    let out = run(
+        &home,
+        &["search", "zebrafinch", "--limit", "1", "--page", "7"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("page 7 of this search is not known"));
 }
 
 #[test]

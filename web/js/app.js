@@ -409,6 +409,8 @@ function showStatus(s) {
   } else {
     parts.push(h('span', {}, s.enabled === false ? 'Serving a fixed index' : 'Waiting for the first sweep'));
   }
+  // The history policy left sessions out: say so, with how to keep them.
+  if (s.retired?.message) parts.push(h('span', { class: 'warn' }, ` · ${s.retired.message}`));
   replace(els.status, ...parts);
 }
 

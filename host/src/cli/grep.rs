@@ -4,12 +4,12 @@
 
 use super::render::sanitize;
 use super::{Context, Found, Globals};
+use crate::clock::minute_opt;
 use crate::deep::{
     self, DeepProgress, DeepRequest, DeepSession, DeepSink, KindFilter, PatternOptions,
 };
 use crate::engine::arena::Arena;
 use crate::engine::StoreCatalog;
-use crate::timefmt::minute_opt;
 use clap::Args;
 use recall_core::search::Budgets;
 use std::io::{IsTerminal, Write};

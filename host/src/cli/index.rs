@@ -53,6 +53,10 @@ pub fn run(g: &Globals, a: IndexArgs) -> anyhow::Result<Found> {
         if secs > 0.0 { mb / secs } else { 0.0 },
         r.revision,
     )?;
+    // A retiring sweep always says why, and how to keep everything.
+    if let Some(n) = crate::store::policy::Retired::note(r.retired, ctx.policy.history_days) {
+        outln!("{}", n.message)?;
+    }
     for f in &r.failures {
         let (path, reason) = (
             super::render::sanitize(&f.path),

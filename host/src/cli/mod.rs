@@ -15,14 +15,18 @@ mod demo;
 mod export;
 mod forget;
 mod grep;
+
 mod index;
+mod man;
 mod mcp;
 mod open;
+mod pages;
 mod publish;
 mod render;
 mod report;
 mod search;
 mod serve;
+mod service;
 mod sessions;
 mod show;
 mod show_page;
@@ -57,12 +61,17 @@ pub struct Globals {
     /// instead of $HOME; a set $RECALL_HOME or source variable still wins.
     #[arg(long, global = true, value_name = "DIR")]
     pub home: Option<PathBuf>,
-    /// Fix the clock (epoch ms) used for retention and horizons.
+    /// Fix the clock (epoch ms) used for retention, horizons and relative
+    /// times (`--since 7d`).
     #[arg(long, global = true, value_name = "MS")]
     pub now: Option<i64>,
+    /// Print times (and read `today`/`yesterday`) in UTC instead of the
+    /// local zone (`TZ`, else the system zone).
+    #[arg(long, global = true)]
+    pub utc: bool,
     /// Set the store's history policy to N days first, exactly as `recall
     /// config set history-days N` (0 keeps everything); without it every
-    /// command uses the stored policy (default 90).
+    /// command uses the stored policy (default 0: everything).
     #[arg(long, global = true, value_name = "N")]
     pub retention_days: Option<u32>,
 }
@@ -104,6 +113,10 @@ pub enum Command {
     Tui(tui::TuiArgs),
     /// Print a shell completion script (e.g. `recall completions bash > /etc/bash_completion.d/recall`).
     Completions(completions::CompletionsArgs),
+    /// Print the man page recall(1) (`recall man > ~/.local/share/man/man1/recall.1`).
+    Man(man::ManArgs),
+    /// Run `recall serve` at login (a systemd user unit or a launchd agent): install, uninstall, status.
+    Service(service::ServiceArgs),
     /// Serve the read-only agent tools over MCP on stdio (`claude mcp add recall -- recall mcp`).
     Mcp(mcp::McpArgs),
     /// Time a fixed query mix against a warm arena (benchmarks).
@@ -169,6 +182,7 @@ pub fn main() -> ExitCode {
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<Found> {
     let g = &cli.globals;
+    crate::clock::init(g.now, g.utc);
     match cli.command {
         Command::Index(a) => index::run(g, a),
         Command::Search(a) => search::run(g, a),
@@ -187,6 +201,8 @@ pub fn run(cli: Cli) -> anyhow::Result<Found> {
         Command::Report(a) => report::run(g, a),
         Command::Tui(a) => tui::run(g, a),
         Command::Completions(a) => completions::run(a),
+        Command::Man(a) => man::run(a),
+        Command::Service(a) => service::run(g, a),
         Command::Mcp(a) => mcp::run(g, a),
         Command::BenchSearch(a) => bench::run(g, a),
     }

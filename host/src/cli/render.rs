@@ -4,7 +4,8 @@
 //! Transcript text is sanitized: control characters never reach the
 //! terminal (a transcript could carry escape sequences).
 
-use crate::timefmt::minute;
+use crate::clock::{minute, short_minute};
+use crate::fit;
 use recall_core::response::{Hit, PartialReason, SessionHits, State};
 use recall_core::Response;
 use std::io::{self, IsTerminal, Write};
@@ -48,12 +49,7 @@ impl Style {
     }
 }
 
-/// Replaces control characters (C0, DEL, C1) with spaces.
-pub fn sanitize(s: &str) -> String {
-    s.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect()
-}
+pub use crate::fit::sanitize;
 
 /// The snippet with its ranges highlighted.
 fn snippet(hit: &Hit, style: &Style) -> String {
@@ -82,12 +78,40 @@ fn snippet(hit: &Hit, style: &Style) -> String {
     out
 }
 
-fn heading(s: &SessionHits, style: &Style) -> String {
+/// The snippet as a window around its first highlight that fits `cols`
+/// columns, `…` where it is cut.
+fn fitted_snippet(hit: &Hit, style: &Style, cols: usize) -> String {
+    fit::snippet_pieces(hit, cols)
+        .into_iter()
+        .map(|(text, hit)| {
+            if hit {
+                style.paint("1;31", &text)
+            } else {
+                text
+            }
+        })
+        .collect()
+}
+
+fn heading(s: &SessionHits, style: &Style, width: Option<usize>) -> String {
     // A key carries the agent's session id, which a transcript chooses.
-    let mut h = style.paint("35", &sanitize(&s.session_key));
+    // On a terminal the short key (`recall show` takes it too) leaves the
+    // line to the title.
+    let key = match width {
+        Some(_) => sanitize(&fit::short_key(&s.session_key)),
+        None => sanitize(&s.session_key),
+    };
+    let mut h = style.paint("35", &key);
     if let Some(t) = &s.title {
-        h.push_str("  ");
-        h.push_str(&style.paint("1", &sanitize(t)));
+        let t = sanitize(t);
+        let t = match width {
+            Some(w) => fit::cut(&t, w.saturating_sub(fit::str_width(&key) + 2)),
+            None => t,
+        };
+        if !t.is_empty() {
+            h.push_str("  ");
+            h.push_str(&style.paint("1", &t));
+        }
     }
     let mut info = Vec::new();
     if let Some(host) = &s.host {
@@ -107,13 +131,15 @@ fn heading(s: &SessionHits, style: &Style) -> String {
     if s.source_gone {
         info.push("source gone".to_string());
     }
-    format!(
-        "{h}\n{}",
-        style.paint("2", &format!("  {}", info.join("  ")))
-    )
+    let info = format!("  {}", info.join("  "));
+    let info = match width {
+        Some(w) => fit::cut(&info, w),
+        None => info,
+    };
+    format!("{h}\n{}", style.paint("2", &info))
 }
 
-fn hit_line(hit: &Hit, style: &Style) -> String {
+fn hit_line(hit: &Hit, style: &Style, width: Option<usize>) -> String {
     let mut flags = String::new();
     for (on, name) in [
         (hit.superseded, " superseded"),
@@ -124,29 +150,56 @@ fn hit_line(hit: &Hit, style: &Style) -> String {
             flags.push_str(name);
         }
     }
-    let meta = format!("{} {}{}", minute(hit.ts_ms), hit.role.as_str(), flags);
-    format!("  {}  {}", style.paint("32", &meta), snippet(hit, style))
+    let Some(w) = width else {
+        let meta = format!("{} {}{}", minute(hit.ts_ms), hit.role.as_str(), flags);
+        return format!("  {}  {}", style.paint("32", &meta), snippet(hit, style));
+    };
+    // Fitted: the zone is named once (see `print`), the snippet is one line.
+    let meta = format!("{} {}{}", short_minute(hit.ts_ms), hit.role.as_str(), flags);
+    let room = w.saturating_sub(2 + fit::str_width(&meta) + 2);
+    format!(
+        "  {}  {}",
+        style.paint("32", &meta),
+        fitted_snippet(hit, style, room)
+    )
 }
 
-/// Prints a response.
-pub fn print(r: &Response, color: bool) -> io::Result<()> {
+/// Prints a response: fitted to `width` columns when given (a terminal),
+/// else in the stable unwrapped form. `more` is the continuation hint
+/// (`None`: print the raw cursor).
+pub fn print(
+    r: &Response,
+    color: bool,
+    width: Option<usize>,
+    more: Option<&str>,
+) -> io::Result<()> {
     let style = Style { on: color };
     let stdout = io::stdout();
     let mut out = stdout.lock();
+    if width.is_some() && !r.sessions.is_empty() {
+        let zone = format!("times in {}", crate::clock::zone_label());
+        writeln!(out, "{}", style.paint("2", &zone))?;
+    }
     for (i, s) in r.sessions.iter().enumerate() {
-        if i > 0 {
+        if i > 0 || width.is_some() {
             writeln!(out)?;
         }
-        writeln!(out, "{}", heading(s, &style))?;
+        writeln!(out, "{}", heading(s, &style, width))?;
         for h in &s.hits {
-            writeln!(out, "{}", hit_line(h, &style))?;
+            writeln!(out, "{}", hit_line(h, &style, width))?;
         }
         if let Some(cmd) = &s.resume {
-            writeln!(
-                out,
-                "{}",
-                style.paint("2", &format!("  resume: {}", sanitize(cmd)))
-            )?;
+            let line = format!("  resume: {}", sanitize(cmd));
+            // A command is never cut: one too long for the line wraps
+            // at its spaces.
+            match width {
+                Some(w) if fit::str_width(&line) > w => {
+                    for l in fit::wrap(&line, "", w) {
+                        writeln!(out, "{}", style.paint("2", &l))?;
+                    }
+                }
+                _ => writeln!(out, "{}", style.paint("2", &line))?,
+            }
         }
     }
     match (r.state, r.partial_reason) {
@@ -166,11 +219,18 @@ pub fn print(r: &Response, color: bool) -> io::Result<()> {
     }
     if let Some(c) = &r.cursor {
         writeln!(out)?;
-        writeln!(
-            out,
-            "{}",
-            style.paint("2", &format!("more: add --cursor {c}"))
-        )?;
+        let hint = match more {
+            // A command is never cut: one too long for the terminal line
+            // gives way to the flag to add.
+            Some(m) if width.is_none_or(|w| fit::str_width(m) + 6 <= w) => format!("more: {m}"),
+            Some(m) => format!(
+                "more: the same search with {}",
+                m.rsplit_once(" --page ")
+                    .map_or_else(|| m.to_string(), |(_, n)| format!("--page {n}"))
+            ),
+            None => format!("more: add --cursor {c}"),
+        };
+        writeln!(out, "{}", style.paint("2", &hint))?;
     }
     Ok(())
 }
@@ -227,9 +287,29 @@ mod tests {
             hits: vec![],
             host: None,
         };
-        let out = heading(&s, &Style { on: false });
+        let out = heading(&s, &Style { on: false }, None);
         assert!(!out.contains('\x1b') && !out.contains('\x07'), "{out:?}");
         assert!(out.starts_with("pi: ]0;owned"), "{out:?}");
+    }
+
+    #[test]
+    fn a_fitted_snippet_is_one_line_around_the_first_hit() {
+        let text = format!(
+            "{}the needle sits here{}",
+            "word ".repeat(60),
+            " tail".repeat(60)
+        );
+        let at = text.find("needle").unwrap() as u64;
+        let h = hit(&text, 5, vec![[at + 5, at + 11]]);
+        let off = Style { on: false };
+        let s = fitted_snippet(&h, &off, 50);
+        assert!(s.contains("needle"), "{s}");
+        assert!(fit::str_width(&s) <= 50, "{s}");
+        assert!(s.starts_with('…') && s.ends_with('…'), "{s}");
+        let on = Style { on: true };
+        assert!(fitted_snippet(&h, &on, 50).contains("\x1b[1;31mneedle\x1b[0m"));
+        let line = hit_line(&h, &off, Some(80));
+        assert!(fit::str_width(&line) <= 80, "{line}");
     }
 
     #[test]

@@ -34,10 +34,10 @@ pub struct SearchArgs {
     /// conversation (user + assistant) or all (also tool rows).
     #[arg(long)]
     pub scope: Option<String>,
-    /// Only records at or after this time (epoch ms or RFC 3339).
+    /// Only records at or after this time (epoch ms, RFC 3339, or 7d, 24h, 2w, today, yesterday).
     #[arg(long)]
     pub since: Option<String>,
-    /// Only records at or before this time (epoch ms or RFC 3339).
+    /// Only records at or before this time (as --since).
     #[arg(long)]
     pub until: Option<String>,
     /// Comma list of cwd path prefixes (whole components).
@@ -59,9 +59,13 @@ pub struct SearchArgs {
     /// Sessions per page (1–100, default 20).
     #[arg(long)]
     pub limit: Option<String>,
-    /// The cursor printed after the previous page.
-    #[arg(long)]
+    /// The cursor of the next page (`--json` prints it; scripts pass it back).
+    #[arg(long, conflicts_with = "page")]
     pub cursor: Option<String>,
+    /// Page N of this same search, as the `more:` hint says (its cursor is
+    /// remembered in the store, see docs/notes-terminal.md).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub page: Option<u32>,
     /// Print exactly the HTTP response body (or the error body).
     #[arg(long)]
     pub json: bool,
@@ -132,14 +136,24 @@ impl SearchArgs {
 /// Runs `recall search`.
 pub fn run(g: &Globals, a: SearchArgs) -> anyhow::Result<Found> {
     // Relative times (`--since 7d`) are read against this command's clock.
-    let now_ms = g.now.unwrap_or_else(crate::store::wall_ms);
-    let request = a
-        .request()
-        .with_default_clock(recall_core::time::Clock::utc(now_ms));
+    let request = a.request().with_default_clock(crate::clock::host_clock());
     // Parsed once, here: a bad request fails before touching the index.
     let mut query = request.parse().map_err(|e| fail(&a, &e))?;
     query.debug = a.debug;
     let ctx = Context::new(g)?;
+    // `--page N`: the cursor the `more:` hint of page N-1 remembered.
+    let page_key = super::pages::key(&request, &team_key(&a));
+    let mut request = request;
+    if let Some(n) = a.page.filter(|&n| n > 1) {
+        let cursor = super::pages::lookup(ctx.store.dir(), &page_key, n).ok_or_else(|| {
+            anyhow::anyhow!(
+                "page {n} of this search is not known here: run it without --page first (or pass --cursor)"
+            )
+        })?;
+        request.cursor = Some(cursor);
+        query = request.parse().map_err(|e| fail(&a, &e))?;
+        query.debug = a.debug;
+    }
     if let Some(url) = &a.remote {
         let flags = super::team::Flags {
             hosts: a.host.as_deref(),
@@ -154,6 +168,7 @@ pub fn run(g: &Globals, a: SearchArgs) -> anyhow::Result<Found> {
                 Ok(q) => fail(&a, &q),
                 Err(e) => e,
             })?,
+            &page_key,
         );
     }
     let remote = match a.via {
@@ -186,11 +201,29 @@ pub fn run(g: &Globals, a: SearchArgs) -> anyhow::Result<Found> {
             }
         }
     };
-    finish(&ctx, &a, response)
+    finish(&ctx, &a, response, &page_key)
+}
+
+/// The flags outside the request that change the answer (team search).
+fn team_key(a: &SearchArgs) -> String {
+    format!("{:?} {:?}", a.remote, a.host)
+}
+
+/// The `more:` hint for the response's next page, its cursor remembered
+/// for `--page` (`None` when it cannot be: the raw cursor is printed).
+fn more_hint(ctx: &Context, a: &SearchArgs, cursor: &str, key: &str) -> Option<String> {
+    let next = a.page.unwrap_or(1).checked_add(1)?;
+    super::pages::remember(ctx.store.dir(), key, next, cursor).ok()?;
+    Some(super::pages::command(std::env::args(), next))
 }
 
 /// Prints the answer.
-fn finish(ctx: &Context, a: &SearchArgs, response: recall_core::Response) -> anyhow::Result<Found> {
+fn finish(
+    ctx: &Context,
+    a: &SearchArgs,
+    response: recall_core::Response,
+    page_key: &str,
+) -> anyhow::Result<Found> {
     if response.sessions.is_empty()
         && ctx.store.current()?.sessions.is_empty()
         && a.remote.is_none()
@@ -200,7 +233,16 @@ fn finish(ctx: &Context, a: &SearchArgs, response: recall_core::Response) -> any
     if a.json {
         outln!("{}", serde_json::to_string(&response)?)?;
     } else {
-        render::print(&response, a.color.enabled())?;
+        let more = response
+            .cursor
+            .as_deref()
+            .and_then(|c| more_hint(ctx, a, c, page_key));
+        render::print(
+            &response,
+            a.color.enabled(),
+            crate::fit::width(),
+            more.as_deref(),
+        )?;
         if let Some(d) = &response.debug {
             eprintln!("debug: {}", serde_json::to_string(d)?);
         }

@@ -15,6 +15,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
+use tracing_subscriber::EnvFilter;
 
 /// Flags of `recall serve` (and `recall demo`).
 #[derive(Clone, Debug, Args)]
@@ -273,21 +274,32 @@ pub fn open_home_store(home: &Path, g: &Globals) -> anyhow::Result<(Arc<Store>, 
     Ok((store, opts))
 }
 
-/// Logs to stderr: warnings by default, `RECALL_LOG=info|debug|trace` for
-/// more (the access log is at `debug`; it never contains query strings).
+/// Logs to stderr through `tracing-subscriber`'s env filter: `RUST_LOG`
+/// (e.g. `RUST_LOG=recall::http=debug`), else `RECALL_LOG` (its older
+/// alias, same syntax: `RECALL_LOG=debug`), else warnings only. The access
+/// log is at `debug` and never contains query strings.
 fn init_logging() {
-    let level = match std::env::var("RECALL_LOG").ok().as_deref() {
-        Some("trace") => tracing::Level::TRACE,
-        Some("debug") => tracing::Level::DEBUG,
-        Some("info") => tracing::Level::INFO,
-        Some("error") => tracing::Level::ERROR,
-        _ => tracing::Level::WARN,
-    };
     let _ = tracing_subscriber::fmt()
-        .with_max_level(level)
+        .with_env_filter(log_filter(
+            std::env::var("RUST_LOG").ok(),
+            std::env::var("RECALL_LOG").ok(),
+        ))
         .with_writer(std::io::stderr)
         .with_ansi(false)
         .try_init();
+}
+
+/// The filter of `RUST_LOG`, else `RECALL_LOG`, else `warn`; a directive
+/// that does not parse is reported and the default kept.
+fn log_filter(rust_log: Option<String>, recall_log: Option<String>) -> EnvFilter {
+    let set = |v: Option<String>| v.filter(|s| !s.trim().is_empty());
+    let spec = set(rust_log)
+        .or(set(recall_log))
+        .unwrap_or_else(|| "warn".to_string());
+    EnvFilter::try_new(&spec).unwrap_or_else(|e| {
+        eprintln!("recall: ignoring the log filter {spec:?}: {e}");
+        EnvFilter::new("warn")
+    })
 }
 
 /// glibc gives every thread that allocates its own malloc arena and keeps
@@ -309,5 +321,24 @@ fn limit_malloc_arenas() {
                 mallopt(M_ARENA_MAX, 2);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::log_filter;
+
+    #[test]
+    fn rust_log_wins_and_recall_log_is_its_alias() {
+        let f = |a: Option<&str>, b: Option<&str>| {
+            log_filter(a.map(String::from), b.map(String::from)).to_string()
+        };
+        assert_eq!(f(None, None), "warn");
+        assert_eq!(f(None, Some("debug")), "debug");
+        assert_eq!(
+            f(Some("recall::http=debug"), Some("trace")),
+            "recall::http=debug"
+        );
+        assert_eq!(f(Some(""), Some("info")), "info");
     }
 }

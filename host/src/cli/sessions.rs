@@ -5,7 +5,7 @@
 
 use super::render::sanitize;
 use super::{Context, Found, Globals};
-use crate::timefmt::minute_opt;
+use crate::clock::minute_opt;
 use clap::Args;
 use recall_core::session::lineage::children;
 use recall_core::session::{list_sessions, SessionListRequest, SessionRow, SessionSummary};
@@ -19,10 +19,11 @@ pub struct SessionsArgs {
     /// Comma list of cwd path prefixes (whole components).
     #[arg(long)]
     pub cwd: Option<String>,
-    /// Only sessions active at or after this time (epoch ms or RFC 3339).
+    /// Only sessions active at or after this time (epoch ms, RFC 3339, or 7d, 24h, 2w, today,
+    /// yesterday).
     #[arg(long)]
     pub since: Option<String>,
-    /// Only sessions active at or before this time (epoch ms or RFC 3339).
+    /// Only sessions active at or before this time (as --since).
     #[arg(long)]
     pub until: Option<String>,
     /// Only the session with this id, or ids (or keys) starting with it.
@@ -66,8 +67,15 @@ fn request(a: &SessionsArgs) -> anyhow::Result<SessionListRequest> {
         ("presence", a.presence.as_deref()),
         ("model", a.model.as_deref()),
     ];
-    SessionListRequest::from_pairs(pairs.into_iter().filter_map(|(k, v)| v.map(|v| (k, v))))
-        .map_err(|e| anyhow::anyhow!("{}: {}", e.code, e.message))
+    let clock = crate::clock::clock_pairs();
+    let clock = clock.iter().map(|(k, v)| (*k, v.as_str()));
+    SessionListRequest::from_pairs(
+        pairs
+            .into_iter()
+            .filter_map(|(k, v)| v.map(|v| (k, v)))
+            .chain(clock),
+    )
+    .map_err(|e| anyhow::anyhow!("{}: {}", e.code, e.message))
 }
 
 /// Runs `recall sessions`.
@@ -95,6 +103,36 @@ pub fn run(g: &Globals, a: SessionsArgs) -> anyhow::Result<Found> {
             })
             .collect();
         outln!("{}", serde_json::to_string(&out)?)?;
+    } else if let Some(w) = crate::fit::width() {
+        // A terminal: one line per session, the zone named once.
+        if !rows.is_empty() {
+            let head = format!(
+                "{:<16}  {:>5}  {:<20}  title",
+                format!("updated {}", crate::clock::offset_label()),
+                "msgs",
+                "session",
+            );
+            outln!("{}", crate::fit::cut(&head, w))?;
+        }
+        for (k, e) in &rows {
+            let m = &e.meta;
+            let row = format!(
+                "{:<16}  {:>5}  {:<20}  {}{}",
+                m.updated_ms
+                    .map_or_else(|| "-".into(), crate::clock::short_minute),
+                m.messages,
+                sanitize(&crate::fit::short_key(k)),
+                sanitize(m.title.as_deref().unwrap_or("(untitled)")),
+                if e.source_gone { "  [source gone]" } else { "" }
+            );
+            outln!("{}", crate::fit::cut(&row, w))?;
+        }
+        if total > rows.len() {
+            eprintln!(
+                "recall: {} more (use --limit 0 for all)",
+                total - rows.len()
+            );
+        }
     } else {
         for (k, e) in &rows {
             let m = &e.meta;

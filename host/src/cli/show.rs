@@ -7,7 +7,7 @@
 
 use super::render::sanitize;
 use super::{Context, Found, Globals};
-use crate::timefmt::{minute, minute_opt};
+use crate::clock::{minute, minute_opt};
 use anyhow::{bail, Context as _};
 use clap::Args;
 use recall_core::derive_active;
@@ -79,7 +79,10 @@ pub(super) fn find<'m>(
     let found: Vec<_> = m
         .sessions
         .iter()
-        .filter(|(k, e)| e.meta.session_id == q || k.starts_with(q))
+        .filter(|(k, e)| {
+            // The short key of a terminal line (`dsh:791afe80`) names it too.
+            e.meta.session_id == q || k.starts_with(q) || crate::fit::short_key(k) == q
+        })
         .collect();
     match found.as_slice() {
         [one] => Ok(*one),
@@ -166,12 +169,14 @@ pub fn run(g: &Globals, a: ShowArgs) -> anyhow::Result<Found> {
         return Ok(Found::Yes);
     }
     let meta = &entry.meta;
-    outln!(
+    let fit = crate::fit::line;
+    let head = format!(
         "{}  {}",
         sanitize(key),
         sanitize(meta.title.as_deref().unwrap_or("(untitled)"))
-    )?;
-    outln!(
+    );
+    outln!("{}", fit(&head))?;
+    let info = format!(
         "  {}  {} → {}  {} messages{}",
         sanitize(meta.cwd.as_deref().unwrap_or("-")),
         minute_opt(meta.created_ms),
@@ -182,7 +187,8 @@ pub fn run(g: &Globals, a: ShowArgs) -> anyhow::Result<Found> {
         } else {
             ""
         }
-    )?;
+    );
+    outln!("{}", fit(&info))?;
     if let Some(b) = &meta.branch {
         outln!("  branch: {}", sanitize(b))?;
     }
@@ -190,7 +196,16 @@ pub fn run(g: &Globals, a: ShowArgs) -> anyhow::Result<Found> {
         outln!("  parent: {} ({:?})", sanitize(&p.key), p.relation)?;
     }
     if let Some(r) = &meta.resume {
-        outln!("  resume: {}", sanitize(r))?;
+        // A command is never cut: on a narrow terminal it wraps at spaces.
+        let line = format!("  resume: {}", sanitize(r));
+        match crate::fit::width() {
+            Some(w) if crate::fit::str_width(&line) > w => {
+                for l in crate::fit::wrap(&line, "", w) {
+                    outln!("{l}")?;
+                }
+            }
+            _ => outln!("{line}")?,
+        }
     }
     for (i, r) in shard.records.iter().enumerate() {
         let mut flags = String::new();
@@ -211,9 +226,20 @@ pub fn run(g: &Globals, a: ShowArgs) -> anyhow::Result<Found> {
 }
 
 /// Prints a record's text, indented and sanitized (see [`shown_text`]).
+/// On a terminal, long lines wrap at word boundaries under the indent
+/// (text is never cut: this is the transcript itself).
 pub(super) fn print_text(role: Role, text: &str, full: bool) -> std::io::Result<()> {
+    let width = crate::fit::width();
     for line in shown_text(role, text, full).lines() {
-        outln!("    {}", sanitize(line))?;
+        let line = sanitize(line);
+        match width {
+            Some(w) if crate::fit::str_width(&line) + 4 > w => {
+                for l in crate::fit::wrap(&line, "    ", w) {
+                    outln!("{l}")?;
+                }
+            }
+            _ => outln!("    {line}")?,
+        }
     }
     Ok(())
 }

@@ -6,8 +6,8 @@
 
 use super::render::sanitize;
 use super::Found;
+use crate::clock::minute;
 use crate::engine::verify::SourceCheck;
-use crate::timefmt::minute;
 use anyhow::Context as _;
 use clap::Args;
 use recall_core::model::ManifestEntry;

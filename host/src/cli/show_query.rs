@@ -4,7 +4,7 @@
 
 use super::render::sanitize;
 use super::Found;
-use crate::timefmt::minute;
+use crate::clock::minute;
 use anyhow::{bail, Context as _};
 use clap::Args;
 use recall_core::model::Role;
@@ -25,10 +25,10 @@ pub struct QueryArgs {
     /// Only records up to this index (inclusive).
     #[arg(long, value_name = "INDEX")]
     pub to: Option<String>,
-    /// Only records at or after this time (epoch ms or RFC 3339).
+    /// Only records at or after this time (epoch ms, RFC 3339, or 7d, 24h, 2w, today, yesterday).
     #[arg(long)]
     pub since: Option<String>,
-    /// Only records at or before this time (epoch ms or RFC 3339).
+    /// Only records at or before this time (as --since).
     #[arg(long)]
     pub until: Option<String>,
     /// Comma list of roles: user, assistant, tool.
@@ -82,7 +82,11 @@ impl QueryArgs {
     }
 
     fn filter(&self) -> anyhow::Result<Filter> {
-        let pairs: Vec<(&str, &str)> = self.pairs().collect();
+        let clock = crate::clock::clock_pairs();
+        let pairs: Vec<(&str, &str)> = self
+            .pairs()
+            .chain(clock.iter().map(|(k, v)| (*k, v.as_str())))
+            .collect();
         Filter::from_pairs(pairs).map_err(|e| anyhow::anyhow!("{}: {}", e.code, e.message))
     }
 }

@@ -1,7 +1,7 @@
 //! `recall status`: the store, the last sweep, what is due, and coverage.
 
 use super::{Context, Found, Globals};
-use crate::timefmt::minute_opt;
+use crate::clock::minute_opt;
 use clap::Args;
 
 /// `recall status` options.
@@ -66,6 +66,9 @@ pub fn run(g: &Globals, a: StatusArgs) -> anyhow::Result<Found> {
             d => format!("{d} days"),
         }
     )?;
+    if let Some(r) = &s.index.retired {
+        outln!("retired     {}", r.message)?;
+    }
     outln!(
         "last sweep  {}{}",
         minute_opt(s.index.last_sweep_ms),

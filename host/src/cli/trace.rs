@@ -5,7 +5,8 @@
 use super::render::sanitize;
 use super::show::find;
 use super::{Context, Found, Globals};
-use crate::timefmt::minute;
+use crate::clock::minute;
+use crate::fit::line;
 use anyhow::Context as _;
 use clap::Args;
 use recall_core::session::{self, Address, Ancestor, LineageNode};
@@ -29,15 +30,24 @@ pub struct TraceArgs {
 
 fn print_tree(nodes: &[LineageNode], depth: usize) -> std::io::Result<()> {
     for n in nodes {
-        outln!(
+        let row = format!(
             "{}{}  {}",
             "  ".repeat(depth + 1),
             sanitize(&n.summary.session_key),
             sanitize(n.summary.title.as_deref().unwrap_or(""))
-        )?;
+        );
+        outln!("{}", line(&row))?;
         print_tree(&n.children, depth + 1)?;
     }
     Ok(())
+}
+
+/// `s` cut to leave `keep` columns of the terminal line free.
+fn line_room(s: &str, keep: usize) -> String {
+    match crate::fit::width() {
+        Some(w) => crate::fit::cut(s, w.saturating_sub(keep)),
+        None => s.to_string(),
+    }
 }
 
 /// Runs `recall trace`.
@@ -85,7 +95,8 @@ pub fn run(g: &Globals, a: TraceArgs) -> anyhow::Result<Found> {
                 for e in &t.replaced_by {
                     let one: String = e.text.split_whitespace().collect::<Vec<_>>().join(" ");
                     let cut: String = one.chars().take(100).collect();
-                    outln!("  → #{} {} {}", e.index, e.role.as_str(), sanitize(&cut))?;
+                    let row = format!("  → #{} {} {}", e.index, e.role.as_str(), sanitize(&cut));
+                    outln!("{}", line(&row))?;
                 }
             }
         }
@@ -100,20 +111,25 @@ pub fn run(g: &Globals, a: TraceArgs) -> anyhow::Result<Found> {
     for n in &t.ancestors {
         match n {
             Ancestor::Known(s) => outln!(
-                "{}  {}",
-                sanitize(&s.session_key),
-                sanitize(s.title.as_deref().unwrap_or(""))
+                "{}",
+                line(&format!(
+                    "{}  {}",
+                    sanitize(&s.session_key),
+                    sanitize(s.title.as_deref().unwrap_or(""))
+                ))
             )?,
             Ancestor::Missing { session_key, .. } => {
                 outln!("{}  (not indexed)", sanitize(session_key))?
             }
         }
     }
-    outln!(
-        "{}  {}  ←",
+    let here = format!(
+        "{}  {}",
         sanitize(key),
         sanitize(entry.meta.title.as_deref().unwrap_or("(untitled)"))
-    )?;
+    );
+    // The arrow marks this session: cut the title, keep the arrow.
+    outln!("{}  ←", line_room(&here, 3))?;
     print_tree(&t.descendants, 0)?;
     Ok(Found::Yes)
 }

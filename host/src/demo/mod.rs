@@ -177,7 +177,10 @@ pub(crate) fn hex(label: &str, n: usize) -> String {
 
 /// RFC 3339 UTC with milliseconds, as the agents write it.
 pub(crate) fn iso(ms: i64) -> String {
-    recall_core::time::format_rfc3339_ms(ms)
+    jiff::Timestamp::from_millisecond(ms)
+        .unwrap_or(jiff::Timestamp::UNIX_EPOCH)
+        .strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
+        .to_string()
 }
 
 /// `HH:MM:SS.mmm` of a UTC time (Intendant's `ts`).

@@ -144,6 +144,7 @@ impl IndexerHandle {
             failed_units: self.indexer.failed_units(),
             truncated_sessions: self.indexer.truncated_sessions(),
             skipped_files: p.skipped_files,
+            retired: self.indexer.retired(),
         }
     }
 

@@ -100,6 +100,7 @@ impl Engine {
                 failed_units: crate::index::FailedUnit::from_state(&st),
                 truncated_sessions: crate::index::build::truncated_sessions(&m),
                 skipped_files: plan.skipped_files.clone(),
+                retired: crate::store::policy::Retired::of_state(&st, self.policy.history_days),
             },
             availability: crate::index::Availability::of(self.policy.enabled, !st.backfilled),
             revision: m.revision,

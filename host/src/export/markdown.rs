@@ -12,7 +12,6 @@
 
 use recall_core::derive_active;
 use recall_core::model::{Manifest, ManifestEntry, Role, Shard};
-use recall_core::time::format_rfc3339_ms;
 use std::fmt::Write;
 
 /// What to include.
@@ -156,8 +155,10 @@ fn session(
 
 /// `YYYY-MM-DD HH:MM:SS UTC`.
 fn time(ms: i64) -> String {
-    let t = format_rfc3339_ms(ms);
-    format!("{} {} UTC", &t[..10], &t[11..19])
+    match jiff::Timestamp::from_millisecond(ms) {
+        Ok(t) => t.strftime("%Y-%m-%d %H:%M:%S UTC").to_string(),
+        Err(_) => format!("{ms} ms"),
+    }
 }
 
 /// A title on one line.

@@ -120,7 +120,7 @@ pub fn stalled_threads() -> usize {
 }
 
 impl IndexOptions {
-    /// Defaults for `roots`: 90 days, the wall clock, one worker per core.
+    /// Defaults for `roots`: every session kept, the wall clock, one worker per core.
     pub fn new(roots: Roots) -> IndexOptions {
         IndexOptions {
             roots,
@@ -384,6 +384,12 @@ impl Indexer {
             .indexer_state()
             .map(|st| FailedUnit::from_state(&st))
             .unwrap_or_default()
+    }
+
+    /// The sessions the history policy in force keeps out, and why.
+    pub fn retired(&self) -> Option<crate::store::policy::Retired> {
+        let st = self.store.indexer_state().ok()?;
+        crate::store::policy::Retired::of_state(&st, self.history_days())
     }
 
     /// The keys of the sessions indexed only up to the per-session bounds.

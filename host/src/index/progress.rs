@@ -213,6 +213,9 @@ pub struct IndexStatus {
     /// without them.
     #[serde(default)]
     pub skipped_files: Vec<String>,
+    /// Sessions the history policy retired, and why (`None` when none).
+    #[serde(default)]
+    pub retired: Option<crate::store::policy::Retired>,
 }
 
 impl IndexStatus {
@@ -230,6 +233,7 @@ impl IndexStatus {
             failed_units: Vec::new(),
             truncated_sessions: Vec::new(),
             skipped_files: Vec::new(),
+            retired: None,
         }
     }
 }

@@ -27,7 +27,7 @@ pub mod segments;
 pub mod snapshots;
 pub mod state;
 
-pub use fsutil::{random_hex, wall_ms};
+pub use fsutil::{random_hex, wall_ms, write_replace};
 pub use publish::{Batch, Outcome};
 pub use state::{IndexerState, SkipReason, SkippedUnit};
 

@@ -7,8 +7,8 @@
 //!
 //! Every command reads it; only an explicit change (`recall config set`,
 //! the dashboard's settings) writes it. Clearing the store keeps it. A
-//! store without the file has the defaults (enabled, 90 days), so stores
-//! made before the policy existed behave as they did.
+//! store without the file has the defaults (enabled, history kept in full);
+//! a store keeps the policy it persisted (an explicit 90 stays 90).
 
 use super::fsutil::write_replace;
 use super::retention::{horizon, newest_ms, DEFAULT_RETENTION_DAYS};
@@ -131,6 +131,45 @@ pub fn save(dir: &Path, p: &Policy) -> Result<(), PolicyError> {
         .map_err(|source| PolicyError::Io { path, source })
 }
 
+/// Sessions the history policy keeps out of the index, and why: what a
+/// retiring sweep says in the CLI, `recall status` and the status route
+/// (`retired`), so nothing is left out silently.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Retired {
+    /// How many.
+    pub sessions: usize,
+    /// The history window that left them out.
+    pub history_days: u32,
+    /// The sentence, with the command that keeps them.
+    pub message: String,
+}
+
+impl Retired {
+    /// The note for `sessions` retired under `history_days` (`None` when
+    /// nothing was retired).
+    pub fn note(sessions: usize, history_days: u32) -> Option<Retired> {
+        (sessions > 0).then(|| Retired {
+            sessions,
+            history_days,
+            message: format!(
+                "retired {sessions} session{} older than {history_days} day{} (recall config set history-days 0 keeps everything)",
+                if sessions == 1 { "" } else { "s" },
+                if history_days == 1 { "" } else { "s" },
+            ),
+        })
+    }
+
+    /// The retired units the ledger remembers under the policy in force.
+    pub fn of_state(st: &super::IndexerState, history_days: u32) -> Option<Retired> {
+        let n = st
+            .skipped
+            .values()
+            .filter(|u| u.reason == super::SkipReason::Retired)
+            .count();
+        Retired::note(n, history_days)
+    }
+}
+
 /// The indexed sessions a history of `days` would retire at `now_ms`
 /// (their keys, sorted): what a change says before it is made.
 pub fn would_retire(manifest: &Manifest, now_ms: i64, days: u32) -> Vec<String> {
@@ -196,6 +235,24 @@ mod tests {
         assert!(parse_exclude_paths("relative/dir").is_err());
         assert_eq!(parse_exclude_paths("").unwrap(), Vec::<String>::new());
         assert!(excluded(&parse_exclude_paths("/").unwrap(), Some("/x")));
+    }
+
+    #[test]
+    fn a_retiring_sweep_says_why_and_how_to_keep_everything() {
+        assert_eq!(Retired::note(0, 90), None);
+        assert_eq!(
+            Retired::note(91, 90).unwrap().message,
+            "retired 91 sessions older than 90 days (recall config set history-days 0 keeps everything)"
+        );
+        assert_eq!(
+            Retired::note(1, 1).unwrap().message,
+            "retired 1 session older than 1 day (recall config set history-days 0 keeps everything)"
+        );
+    }
+
+    #[test]
+    fn the_default_keeps_everything() {
+        assert_eq!(Policy::default().history_days, 0);
     }
 
     #[test]

@@ -14,8 +14,9 @@ use recall_core::model::ManifestEntry;
 use std::collections::HashSet;
 use std::fs;
 
-/// Default retention in days.
-pub const DEFAULT_RETENTION_DAYS: u32 = 90;
+/// Default retention in days: 0 keeps everything (DESIGN.md §13 "Default
+/// policy").
+pub const DEFAULT_RETENTION_DAYS: u32 = 0;
 
 /// Tombstones are forgotten after a day: by then no stale writer can still
 /// hold a view older than them (the writer lock goes stale after 5 minutes).

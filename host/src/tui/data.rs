@@ -74,6 +74,8 @@ impl Filters {
             limit: Some("50".into()),
             ..Request::default()
         }
+        // Inline `since:7d` in the query reads against the host's clock.
+        .with_default_clock(crate::clock::host_clock())
     }
 
     fn keeps(&self, e: &ManifestEntry) -> bool {

@@ -5,7 +5,8 @@
 //! transcript reaches the terminal.
 
 use super::app::{App, Focus, Row, SessionView};
-use crate::timefmt::minute;
+use crate::clock::{day, minute, short_minute};
+use crate::fit;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
@@ -17,6 +18,7 @@ const HIT: Style = Style::new().fg(Color::Red).add_modifier(Modifier::BOLD);
 const DIM: Style = Style::new().fg(Color::DarkGray);
 const KEY: Style = Style::new().fg(Color::Magenta);
 const META: Style = Style::new().fg(Color::Green);
+const BADGE: Style = Style::new().fg(Color::Black).bg(Color::Magenta);
 
 /// Control characters (newlines too) as spaces: one line, nothing escaping.
 fn clean(s: &str) -> String {
@@ -44,6 +46,8 @@ pub fn draw(f: &mut Frame<'_>, app: &mut App) {
     } else {
         app.status.clone()
     };
+    // The list shows times without an offset: the zone is named here, once.
+    let news = format!("{news}  ·  times in {}", crate::clock::zone_label());
     f.render_widget(Paragraph::new(Span::styled(news, DIM)), status);
     let keys = match app.focus {
         Focus::Query => {
@@ -96,31 +100,31 @@ fn draw_query(f: &mut Frame<'_>, app: &App, area: Rect) {
     }
 }
 
-/// The snippet of a hit with its ranges highlighted.
-fn snippet(hit: &Hit) -> Vec<Span<'static>> {
-    let text = &hit.snippet;
-    let base = hit.snippet_offset_bytes;
-    let mut out = Vec::new();
-    if base > 0 {
-        out.push(Span::raw("…"));
-    }
-    let mut pos = 0usize;
-    for r in &hit.ranges {
-        let clip = |v: u64| {
-            usize::try_from(v.saturating_sub(base))
-                .unwrap_or(usize::MAX)
-                .min(text.len())
-        };
-        let (s, e) = (clip(r[0]).max(pos), clip(r[1]));
-        if s >= e || !text.is_char_boundary(s) || !text.is_char_boundary(e) {
-            continue;
-        }
-        out.push(Span::raw(clean(&text[pos..s])));
-        out.push(Span::styled(clean(&text[s..e]), HIT));
-        pos = e;
-    }
-    out.push(Span::raw(clean(&text[pos..])));
-    out
+/// The snippet of a hit as a window around its first highlight that fits
+/// `cols` columns, highlighted.
+fn snippet(hit: &Hit, cols: usize) -> Vec<Span<'static>> {
+    fit::snippet_pieces(hit, cols)
+        .into_iter()
+        .map(|(text, on)| {
+            if on {
+                Span::styled(text, HIT)
+            } else {
+                Span::raw(text)
+            }
+        })
+        .collect()
+}
+
+/// The short form of a key in the list: the source as a badge and the
+/// first 8 characters of the id (the detail view shows the whole key).
+fn short_key(key: &str) -> Vec<Span<'static>> {
+    let short = fit::short_key(key);
+    let (source, id) = short.split_once(':').unwrap_or(("", short.as_str()));
+    vec![
+        Span::styled(format!(" {} ", clean(source)), BADGE),
+        Span::raw(" "),
+        Span::styled(clean(id), KEY),
+    ]
 }
 
 fn draw_results(f: &mut Frame<'_>, app: &App, area: Rect) {
@@ -154,14 +158,17 @@ fn draw_results(f: &mut Frame<'_>, app: &App, area: Rect) {
         .map(|row| match *row {
             Row::Session(g) => {
                 let g = &app.groups[g];
-                let mut spans = vec![
-                    Span::styled(g.info.key.clone(), KEY),
+                let mut spans = short_key(&g.info.key);
+                if let Some(t) = g.info.updated_ms {
+                    spans.push(Span::styled(format!("  {}", day(t)), META));
+                }
+                spans.extend([
                     Span::raw("  "),
                     Span::styled(
                         clean(g.info.title.as_deref().unwrap_or("(untitled)")),
                         Style::new().add_modifier(Modifier::BOLD),
                     ),
-                ];
+                ]);
                 let mut info = Vec::new();
                 if let Some(c) = &g.info.cwd {
                     info.push(clean(c));
@@ -171,23 +178,18 @@ fn draw_results(f: &mut Frame<'_>, app: &App, area: Rect) {
                 }
                 match g.total_hits {
                     Some(n) => info.push(format!("{n} hit{}", if n == 1 { "" } else { "s" })),
-                    None => {
-                        if let Some(t) = g.info.updated_ms {
-                            info.push(minute(t));
-                        }
-                        info.push(format!("{} msgs", g.info.messages));
-                    }
+                    None => info.push(format!("{} msgs", g.info.messages)),
                 }
                 spans.push(Span::styled(format!("  {}", info.join("  ")), DIM));
                 ListItem::new(Line::from(spans))
             }
             Row::Hit(g, h) => {
                 let hit = &app.groups[g].hits[h];
-                let mut spans = vec![Span::styled(
-                    format!("    {} {:<9} ", minute(hit.ts_ms), hit.role.as_str()),
-                    META,
-                )];
-                spans.extend(snippet(hit));
+                let meta = format!("    {} {:<9} ", short_minute(hit.ts_ms), hit.role.as_str());
+                // The list's highlight symbol takes two columns.
+                let room = usize::from(area.width).saturating_sub(2 + fit::str_width(&meta));
+                let mut spans = vec![Span::styled(meta, META)];
+                spans.extend(snippet(hit, room));
                 ListItem::new(Line::from(spans))
             }
         })

@@ -33,6 +33,21 @@ pub fn pairs(q: Result<QueryPairs, ApiError>) -> Result<Pairs, ApiError> {
     q.map(|QueryPairs(p)| p)
 }
 
+/// The pairs with the host's clock (`now_ms`, `utc_offset_min`) added
+/// unless the client sent its own `now_ms`: relative times (`since=7d`,
+/// `today`) read against the client's clock when it gives one, else the
+/// server's.
+pub fn clocked(mut p: Pairs) -> Pairs {
+    if param(&p, "now_ms").is_none() {
+        p.extend(
+            crate::clock::clock_pairs()
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v)),
+        );
+    }
+    p
+}
+
 /// The last value of a parameter (like `Request::from_pairs`).
 pub fn param<'a>(pairs: &'a [(String, String)], name: &str) -> Option<&'a str> {
     pairs

@@ -55,7 +55,16 @@ fn filter_of(p: &[(String, String)]) -> Result<Filter, ApiError> {
     // The last value of each key wins, like the other routes.
     let mut f = Vec::new();
     for k in [
-        "from", "to", "since", "until", "role", "state", "subagent", "text",
+        "from",
+        "to",
+        "since",
+        "until",
+        "role",
+        "state",
+        "subagent",
+        "text",
+        "now_ms",
+        "utc_offset_min",
     ] {
         if let Some(v) = param(p, k) {
             f.push((k, v));
@@ -86,7 +95,7 @@ async fn run(
     q: Result<QueryPairs, ApiError>,
     kind: Kind,
 ) -> Result<Response, ApiError> {
-    let p = pairs(q)?;
+    let p = super::clocked(pairs(q)?);
     let catalog = st.catalog.clone();
     blocking(move || {
         let manifest = catalog.manifest()?;

@@ -43,7 +43,8 @@ async fn run(
     q: Result<QueryPairs, ApiError>,
 ) -> Result<Response, ApiError> {
     let pairs = pairs(q)?;
-    let request = Request::from_pairs(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    let request = Request::from_pairs(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .with_default_clock(crate::clock::host_clock());
     // Parsed once, here: malformed requests get their 400 before sweeping
     // or taking a slot.
     let mut query = request.parse()?;

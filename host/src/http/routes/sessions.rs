@@ -41,7 +41,7 @@ async fn run(
     exposure: crate::http::Exposure,
     q: Result<QueryPairs, ApiError>,
 ) -> Result<Response, ApiError> {
-    let r = request(&pairs(q)?)?;
+    let r = request(&super::clocked(pairs(q)?))?;
     let catalog = st.catalog.clone();
     let body = blocking(move || {
         let manifest = catalog.manifest()?;

@@ -2,7 +2,8 @@
 //! manifest's revision, store id and per-source coverage, the agent
 //! directories looked in (`roots`, each with whether it exists) and whether
 //! this is the bundled demo (`demo`), the store policy in force (`policy`,
-//! null without an indexer); `availability` says as a value
+//! null without an indexer), the sessions that policy retired with the
+//! sentence saying why (`retired`, null when none); `availability` says as a value
 //! whether the index answers as current (`{state: "unavailable", reason:
 //! "disabled" | "not-ready"}` otherwise).
 
@@ -48,6 +49,7 @@ pub async fn status(State(st): State<AppState>, exposure: Exposure) -> Response 
                 "failed_units": exposure.failed_units(s.failed_units),
                 "skipped_files": exposure.skipped_files(s.skipped_files),
                 "truncated_sessions": s.truncated_sessions,
+                "retired": s.retired,
                 "revision": manifest.revision,
                 "store_id": manifest.store_id,
                 "sessions": manifest.sessions.len(),
