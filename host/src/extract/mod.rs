@@ -42,6 +42,19 @@ pub(crate) const AGENTS: &[Entry] = &[
     entry::<dsh::Dsh>(),
 ];
 
+/// Every agent's registry id, in registry order.
+pub fn agent_ids() -> impl Iterator<Item = &'static str> {
+    AGENTS.iter().map(|a| a.id)
+}
+
+/// The resume command registry agent `id` builds for `meta` (what
+/// extraction stores); `None` when it has none or refuses this session's id
+/// or path (an unknown `id` too).
+pub fn resume_command(id: &str, meta: &SessionMeta, subagent: bool) -> Option<String> {
+    let a = AGENTS.iter().find(|a| a.id == id)?;
+    (a.resume_command)(meta, subagent)
+}
+
 /// Where each agent's transcripts live, by registry id (`claude`, `codex`,
 /// `kimi_code`, `kimi_legacy`, `pi`, `intendant`, `dsh`); an agent without
 /// an entry is not configured.

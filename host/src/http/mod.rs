@@ -43,5 +43,7 @@ pub use indexer::IndexerHandle;
 pub use mem::MemCatalog;
 pub use routes::AppState;
 pub use security::Security;
-pub use served::{ReadCatalog, SegmentListing, SegmentSummary, Served, StoreUnavailable};
+pub use served::{
+    ForeignSession, ReadCatalog, SegmentListing, SegmentSummary, Served, StoreUnavailable,
+};
 pub use server::{router, ServeError, ServeOptions, Server};

@@ -43,32 +43,42 @@ async fn run(
     let (catalog, indexer) = (st.catalog.clone(), st.indexer.clone());
     let body = blocking(move || {
         let _permit = permit;
-        let manifest = catalog.manifest()?;
-        let key = super::one_session::resolve_key(&manifest, &key)?;
-        let entry = manifest
-            .sessions
-            .get(&key)
-            .ok_or_else(ApiError::session_not_found)?;
         // A located hit may be a tool row even when only the conversation is
         // listed: look it up in the shard with its tool rows, or a cold cache
         // (the conversation-only shard) would report the hit stale.
         let all = r.scope == recall_core::session::Scope::All;
-        let shard = catalog
-            .catalog()
-            .load(&key, entry, all || r.locate.is_some())
-            .map_err(|e| ApiError::store_unavailable(e.to_string()))?
-            .shard;
+        let opened =
+            super::one_session::open(catalog.as_ref(), &key, Some(all || r.locate.is_some()))?;
+        let (key, entry) = (&opened.key, &opened.entry);
+        let shard = opened
+            .shard
+            .clone()
+            .ok_or_else(|| ApiError::internal("the shard was not loaded"))?;
+        let foreign = opened.host.is_some();
         // Re-reading sources is the indexer's: a server without one cannot
-        // verify a hit against its source.
-        let mut check = |record: usize| match indexer.as_ref().map(|ix| ix.reextract(&key, entry)) {
-            Some(Ok(fresh)) => locate::verify(&shard.shard.records[record], fresh.as_ref()),
-            Some(Err(e)) => Verdict::Unavailable(format!("the source could not be read: {e}")),
+        // verify a hit against its source, nor this host another host's.
+        let mut check = |record: usize| match indexer.as_ref().filter(|_| !foreign) {
+            _ if foreign => {
+                Verdict::Unavailable("another host's session: its source is not here".into())
+            }
+            Some(ix) => match ix.reextract(key, entry) {
+                Ok(fresh) => locate::verify(&shard.shard.records[record], fresh.as_ref()),
+                Err(e) => Verdict::Unavailable(format!("the source could not be read: {e}")),
+            },
             None => Verdict::Unavailable("this server has no indexer to read sources".into()),
         };
-        let page = session_view(&key, entry, manifest.revision, &shard, &r, Some(&mut check));
+        let page = session_view(
+            key,
+            entry,
+            opened.manifest.revision,
+            &shard,
+            &r,
+            Some(&mut check),
+        );
         let mut body =
             serde_json::to_value(&page).map_err(|e| ApiError::internal(e.to_string()))?;
         exposure.session_json(&mut body);
+        opened.stamp(&mut body);
         Ok(body)
     })
     .await?;

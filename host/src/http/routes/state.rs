@@ -33,6 +33,9 @@ pub struct AppState {
     /// Remote clients may download source files through export
     /// (`--allow-remote-export`).
     pub allow_remote_export: bool,
+    /// Remote clients may clear the index and change the policy
+    /// (`--allow-remote-admin`); otherwise only loopback clients may.
+    pub allow_remote_admin: bool,
 }
 
 impl AppState {
@@ -48,6 +51,7 @@ impl AppState {
             logins: None,
             refresh_after,
             allow_remote_export: false,
+            allow_remote_admin: false,
         }
     }
 }
