@@ -174,10 +174,10 @@ fn a_host_publishing_the_searchers_keys_under_the_lowest_id_takes_over_nothing()
         return;
     };
     let root = temp_dir("trust-takeover");
-    let a = home(&*root, 21, 8);
+    let a = home(&root, 21, 8);
     // The impostor holds the same sessions (a copy of the home), publishes
     // them as host 0000000000000000 and gives each its own resume command.
-    let b = &*root.join("impostor");
+    let b = &root.join("impostor");
     copy_tree(&a, &b);
     std::fs::create_dir_all(store_dir(&b)).expect("store dir");
     std::fs::write(
@@ -298,9 +298,9 @@ fn a_host_whose_generations_stall_costs_one_deadline_and_the_others_hits_are_ret
         return;
     };
     let root = temp_dir("trust-stall");
-    let a = home(&*root, 31, 10);
-    let slow = home(&*root, 32, 12);
-    let fine = home(&*root, 33, 10);
+    let a = home(&root, 31, 10);
+    let slow = home(&root, 32, 12);
+    let fine = home(&root, 33, 10);
     let slow_id = publish(&slow, &weed, "slow");
     let fine_id = publish(&fine, &weed, "fine");
     let port = stalling_proxy(weed.s3_port, format!("hosts/{slow_id}/generations/"));
@@ -367,8 +367,8 @@ fn serve_remote_opens_another_hosts_hit_without_its_resume_command() {
         return;
     };
     let root = temp_dir("trust-open");
-    let a = home(&*root, 41, 6);
-    let other = home(&*root, 42, 6);
+    let a = home(&root, 41, 6);
+    let other = home(&root, 42, 6);
     let other_id = publish(&other, &weed, "ci-7");
     poison_resume(&weed, &other_id, EVIL);
     let mut srv = recall(&a);
@@ -441,9 +441,9 @@ fn a_team_cursor_is_bound_to_its_host_filter_and_an_unknown_host_is_refused() {
         return;
     };
     let root = temp_dir("trust-filter");
-    let a = home(&*root, 51, 4);
-    publish(&home(&*root, 52, 4), &weed, "laptop");
-    publish(&home(&*root, 53, 4), &weed, "ci-7");
+    let a = home(&root, 51, 4);
+    publish(&home(&root, 52, 4), &weed, "laptop");
+    publish(&home(&root, 53, 4), &weed, "ci-7");
     let store = Arc::new(Store::open(&store_dir(&a)).expect("store"));
     let ident = hostid::identity(store.dir(), None).expect("identity");
     let remote =

@@ -33,6 +33,10 @@ use std::time::{Duration, Instant};
 use tokio::runtime::Handle;
 use tokio::sync::Semaphore;
 
+/// Another host's session as [`UnionCatalog::foreign`] gives it: its host
+/// and, when asked for, its shard.
+pub type ForeignShard = (HostRef, Option<Arc<recall_core::PreparedShard>>);
+
 /// How a team search reaches other hosts.
 #[derive(Clone, Debug)]
 pub struct TeamOptions {
@@ -758,11 +762,7 @@ impl UnionCatalog {
     /// Another host's session under its union key: that host and, with
     /// `load`, its shard (tool rows included) fetched and verified like a
     /// search's (within one deadline). `None` = no other host holds `key`.
-    pub fn foreign(
-        &self,
-        key: &str,
-        load: bool,
-    ) -> Option<Result<(HostRef, Option<Arc<recall_core::PreparedShard>>), String>> {
+    pub fn foreign(&self, key: &str, load: bool) -> Option<Result<ForeignShard, String>> {
         let part = &self.parts[*self.owner.get(key)?];
         if part.local {
             return None;
