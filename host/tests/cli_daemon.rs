@@ -43,7 +43,8 @@ fn search_through_a_daemon_prints_what_a_local_search_prints() {
             if json {
                 assert_eq!(strip_took(&a), strip_took(&b), "{q:?}");
             } else {
-                assert_eq!(a, b, "{q:?}");
+                // The `more:` hint repeats the command as typed, `--via` included.
+                assert_eq!(a.replace("--via daemon", "--via local"), b, "{q:?}");
             }
         }
     }
@@ -67,4 +68,43 @@ fn search_through_a_daemon_prints_what_a_local_search_prints() {
     let out = run(&home, &["search", "--via", "daemon", "lorem"]);
     assert_eq!(out.status.code(), Some(2), "no daemon answers any more");
     run_ok(&home, &["search", "--json", "lorem"], 0);
+}
+
+#[test]
+fn a_copied_store_is_not_answered_by_the_daemon_of_the_original() {
+    let home = temp_dir("daemon-copy");
+    write_session(&home, 1, 2, 100);
+    run_ok(&home, &["index"], 0);
+    let mut child = serve(&home);
+    // The copy is taken while the daemon runs: its serve.json comes along.
+    let copy = temp_dir("daemon-copy-2");
+    let st = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(format!("{}/.", home.display()))
+        .arg(&*copy)
+        .status()
+        .expect("cp");
+    assert!(st.success());
+    assert!(store_dir(&copy).join("serve.json").exists());
+    // Only the original gets a new session; its daemon indexes it.
+    write_session(&home, 7, 2, 100);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while run(&home, &["search", "--via", "daemon", "--json", "w7x0"])
+        .status
+        .code()
+        != Some(0)
+    {
+        assert!(Instant::now() < deadline, "the daemon never indexed it");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let out = run(&copy, &["search", "--no-refresh", "--json", "w7x0"]);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_ne!(
+        out.status.code(),
+        Some(0),
+        "the copy answered from the original's daemon: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    run_ok(&copy, &["search", "--no-refresh", "--json", "w1x0"], 0);
 }

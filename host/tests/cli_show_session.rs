@@ -127,3 +127,15 @@ fn sessions_filters_by_id_title_cwd_and_presence() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("presence"));
 }
+
+#[test]
+fn trace_accepts_a_prefix_of_the_session_id() {
+    let home = temp_dir("trace-prefix");
+    add_fixture(&home, "pi-beta.jsonl");
+    run_ok(&home, &["index"], 0);
+    // The help says a unique id or key prefix names a session.
+    let v = json(&home, &["trace", "0b2fb002", "--json"], 0);
+    assert!(v.to_string().contains(BETA), "{v}");
+    let v = json(&home, &["trace", "pi:0b2fb", "--json"], 0);
+    assert!(v.to_string().contains(BETA), "{v}");
+}

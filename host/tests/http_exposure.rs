@@ -65,6 +65,38 @@ impl Harness {
         })
     }
 
+    /// A state-changing POST (with `X-Recall-Action`) from `peer`.
+    fn post(&self, peer: &str, path: &str) -> Answer {
+        let app = router(
+            self.state.clone(),
+            Security {
+                allow_hosts: vec![],
+                token: Some(TOKEN.into()),
+            },
+        );
+        let peer: SocketAddr = peer.parse().expect("peer");
+        let req = Request::builder()
+            .method("POST")
+            .uri(path)
+            .header("host", "localhost")
+            .header("authorization", format!("Bearer {TOKEN}"))
+            .header("x-recall-action", "1")
+            .extension(ConnectInfo(peer))
+            .body(Body::empty())
+            .expect("request");
+        self.rt.block_on(async {
+            let r = app.oneshot(req).await.expect("infallible");
+            let status = r.status().as_u16();
+            let body = axum::body::to_bytes(r.into_body(), 64 << 20)
+                .await
+                .expect("body");
+            Answer {
+                status,
+                body: body.to_vec(),
+            }
+        })
+    }
+
     fn local(&self, path: &str) -> Answer {
         self.ask("127.0.0.1:50000", path)
     }
@@ -339,4 +371,31 @@ fn a_session_whose_files_are_gone_is_missing_and_offers_no_resume() {
     let view = get(s.addr(), &format!("/api/session/{}", enc(key)), &[]).json();
     assert_eq!(view["session"]["source_presence"], "missing");
     assert_eq!(view["session"]["resume"], Value::Null);
+}
+
+#[test]
+fn remote_token_holders_cannot_clear_or_change_the_policy_unless_the_server_allows_it() {
+    let (_home, mut h) = harness("exposure-admin");
+    for path in ["/api/index/policy?enabled=false", "/api/index/clear"] {
+        let r = h.post("192.0.2.7:50000", path);
+        assert_eq!(r.status, 403, "{path} from a remote token holder");
+        assert_eq!(r.json()["error"], "remote_forbidden", "{path}");
+    }
+    assert_eq!(
+        h.post("127.0.0.1:50000", "/api/index/policy?enabled=true")
+            .status,
+        200
+    );
+    h.state.allow_remote_admin = true;
+    let r = h.post("192.0.2.7:50000", "/api/index/policy?enabled=true");
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+}
+
+#[test]
+fn a_host_filter_without_team_search_is_refused() {
+    let (_home, h) = harness("exposure-host-filter");
+    let r = h.local("/api/sessions/message-search?q=the&host=laptop");
+    assert_eq!(r.status, 400, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(r.json()["error"], "invalid_param");
+    assert_eq!(h.local("/api/sessions/message-search?q=the").status, 200);
 }

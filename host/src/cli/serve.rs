@@ -42,6 +42,10 @@ pub struct ServeArgs {
     /// (they never get file paths or resume commands either way).
     #[arg(long)]
     pub allow_remote_export: bool,
+    /// Let clients on other machines (with the token) clear the index and
+    /// change the history policy; by default only this machine may.
+    #[arg(long)]
+    pub allow_remote_admin: bool,
     /// Serve the store as it is: no backfill, no sweeps.
     #[arg(long)]
     pub no_index: bool,
@@ -105,6 +109,7 @@ impl ServeArgs {
             stop_on_ctrl_c: true,
             conn: Default::default(),
             allow_remote_export: self.allow_remote_export,
+            allow_remote_admin: self.allow_remote_admin,
             demo: false,
         })
     }

@@ -76,7 +76,9 @@ pub(super) fn find<'m>(
     if let Some(hit) = m.sessions.get_key_value(q) {
         return Ok(hit);
     }
-    let found: Vec<_> = m
+    // An exact session id first, then a prefix of an id or of a key (the
+    // help promises prefixes; `show`, `trace` and `export` share this).
+    let exact: Vec<_> = m
         .sessions
         .iter()
         .filter(|(k, e)| {
@@ -84,6 +86,14 @@ pub(super) fn find<'m>(
             e.meta.session_id == q || k.starts_with(q) || crate::fit::short_key(k) == q
         })
         .collect();
+    let found: Vec<_> = if exact.is_empty() && !q.is_empty() {
+        m.sessions
+            .iter()
+            .filter(|(k, e)| e.meta.session_id.starts_with(q) || k.starts_with(q))
+            .collect()
+    } else {
+        exact
+    };
     match found.as_slice() {
         [one] => Ok(*one),
         [] => bail!("session_not_found: no session {q:?}"),

@@ -173,9 +173,10 @@ impl ReadCatalog for MemCatalog {
     fn search(
         &self,
         query: &Query,
-        _host: Option<&str>,
+        host: Option<&str>,
         env: &SearchEnv<'_>,
     ) -> Result<Response, QueryError> {
+        crate::engine::served::no_host_filter(host)?;
         recall_core::search(query, env)
     }
 }

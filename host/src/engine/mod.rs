@@ -26,4 +26,4 @@ pub use error::EngineError;
 pub use indexer::IndexerHandle;
 #[cfg(any(test, feature = "test-support"))]
 pub use mem::MemCatalog;
-pub use served::{ReadCatalog, SegmentListing, SegmentSummary, Served};
+pub use served::{ForeignSession, ReadCatalog, SegmentListing, SegmentSummary, Served};

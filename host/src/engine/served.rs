@@ -37,6 +37,21 @@ pub struct SegmentSummary {
     pub source_bytes: u64,
 }
 
+/// Another host's session as team serve read it from that host's published
+/// catalog and generation (`serve --remote`): its union key
+/// (`<host-id>/<key>`), the union manifest that holds it (its entry carries
+/// no resume command and no paths), and its shard when one was asked for.
+pub struct ForeignSession {
+    /// The union key.
+    pub key: String,
+    /// The union's manifest.
+    pub manifest: Arc<Manifest>,
+    /// The session's shard (with tool rows), when asked for.
+    pub shard: Option<Arc<recall_core::PreparedShard>>,
+    /// The host it came from.
+    pub host: recall_core::response::HostRef,
+}
+
 /// The read side: what searchers and session views read. Implemented by
 /// the on-disk store ([`crate::engine::catalog::StoreCatalog`]), team search
 /// (`remote::serve::TeamCatalog`) and, for tests, `MemCatalog`.
@@ -72,6 +87,30 @@ pub trait ReadCatalog: Send + Sync + 'static {
         host: Option<&str>,
         env: &SearchEnv<'_>,
     ) -> Result<Response, QueryError>;
+
+    /// Another host's session named by a union key `<host-id>/<key>`
+    /// (`load` = with its shard); `None` when this catalog reads no other
+    /// hosts or `key` is not such a key. `Some(Err)` = its host could not be
+    /// read.
+    fn foreign_session(
+        &self,
+        _key: &str,
+        _load: bool,
+    ) -> Option<Result<ForeignSession, EngineError>> {
+        None
+    }
+}
+
+/// A server of one store has no other hosts: a `host` filter is refused
+/// (400 `invalid_param`), not silently ignored.
+pub fn no_host_filter(host: Option<&str>) -> Result<(), QueryError> {
+    match host.map(str::trim) {
+        Some(h) if !h.is_empty() => Err(QueryError::new(
+            recall_core::ErrorCode::InvalidParam,
+            "host filters team search: this server has no other hosts (recall serve --remote)",
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// What one server serves: the catalog, and a handle on the indexer when

@@ -106,8 +106,35 @@ pub(crate) const fn entry<A: Agent>() -> Entry {
         reads: A::reads,
         scratch: scratch::<A>,
         resume: resume::<A>,
-        resume_command: A::resume_command,
+        resume_command: guarded_resume::<A>,
     }
+}
+
+/// Whether `id` is in the syntax every agent's ids share (UUIDs, ULIDs,
+/// Kimi's folder names, Intendant's ids): it begins with a letter or digit
+/// and holds no whitespace or control character. An id that begins with
+/// `-` would be read as an option by the agent (`codex resume -c…`,
+/// `claude --resume --dangerously-skip-permissions`).
+pub fn is_resumable_id(id: &str) -> bool {
+    id.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && !id.chars().any(|c| c.is_whitespace() || c.is_control())
+}
+
+/// [`Agent::resume_command`], refused (`None`) for a session whose id is
+/// not [`is_resumable_id`] or whose resume path is not absolute (Pi resumes
+/// by file path): a resume command is run by a shell, so nothing in it may
+/// come from a transcript in a form the agent reads as an option.
+fn guarded_resume<A: Agent>(meta: &SessionMeta, subagent: bool) -> Option<String> {
+    if !is_resumable_id(&meta.session_id) {
+        return None;
+    }
+    let cmd = A::resume_command(meta, subagent)?;
+    let absolute = meta
+        .paths
+        .iter()
+        .filter(|p| cmd.ends_with(&super::common::shell_quote(p)))
+        .all(|p| p.starts_with('/'));
+    absolute.then_some(cmd)
 }
 
 fn erase<S: Serialize>(out: Outcome<S>) -> Erased {

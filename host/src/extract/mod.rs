@@ -80,6 +80,19 @@ pub fn env_vars() -> String {
     AGENTS.iter().map(|a| a.env).collect::<Vec<_>>().join(", ")
 }
 
+/// Every agent's registry id, in registry order.
+pub fn agent_ids() -> impl Iterator<Item = &'static str> {
+    AGENTS.iter().map(|a| a.id)
+}
+
+/// The resume command registry agent `id` builds for `meta` (what
+/// extraction stores); `None` when it has none or refuses this session's id
+/// or path (an unknown `id` too).
+pub fn resume_command(id: &str, meta: &SessionMeta, subagent: bool) -> Option<String> {
+    let a = AGENTS.iter().find(|a| a.id == id)?;
+    (a.resume_command)(meta, subagent)
+}
+
 /// Where each agent's transcripts live, by registry id (`claude`, `codex`,
 /// `kimi_code`, `kimi_legacy`, `pi`, `intendant`, `dsh`, `gemini`,
 /// `copilot`, `qwen`); an agent without

@@ -27,6 +27,10 @@ struct Advert {
     pid: u32,
     addr: SocketAddr,
     token: bool,
+    /// The store folder it serves (canonical): an advert copied with the
+    /// store (`cp -r`) names the original and is not used for the copy.
+    #[serde(default)]
+    store: Option<PathBuf>,
 }
 
 /// Removes the advert when the daemon stops (if it is still this one's).
@@ -51,6 +55,7 @@ pub fn advertise(dir: &Path, addr: SocketAddr, token: bool) -> Option<Advertised
         pid: std::process::id(),
         addr,
         token,
+        store: std::fs::canonicalize(dir).ok(),
     };
     let path = dir.join(FILE);
     let tmp = dir.join(format!(".serve.tmp-{}", std::process::id()));
@@ -59,10 +64,14 @@ pub fn advertise(dir: &Path, addr: SocketAddr, token: bool) -> Option<Advertised
     Some(Advertised(path))
 }
 
-/// The address of a live daemon of the store at `dir` that needs no token.
+/// The address of a live daemon of the store at `dir` that needs no token
+/// and serves this very folder (an advert without the folder, or naming
+/// another one — a copied store — is not used).
 pub fn find(dir: &Path) -> Option<SocketAddr> {
     let a: Advert = serde_json::from_slice(&std::fs::read(dir.join(FILE)).ok()?).ok()?;
-    (!a.token && alive(a.pid) && a.addr.ip().is_loopback()).then_some(a.addr)
+    let here = std::fs::canonicalize(dir).ok()?;
+    let same = a.store.as_deref() == Some(here.as_path());
+    (same && !a.token && alive(a.pid) && a.addr.ip().is_loopback()).then_some(a.addr)
 }
 
 /// Whether `pid` is a running recall (a dead daemon's advert may remain).

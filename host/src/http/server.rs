@@ -51,6 +51,9 @@ pub struct ServeOptions {
     pub conn: ConnLimits,
     /// Remote clients may download source files through export.
     pub allow_remote_export: bool,
+    /// Remote (token) clients may clear the index and change the policy;
+    /// otherwise state changes are loopback-only.
+    pub allow_remote_admin: bool,
     /// The store is the bundled demo home's (status says so; the dashboard
     /// shows a banner).
     pub demo: bool,
@@ -67,6 +70,7 @@ impl Default for ServeOptions {
             stop_on_ctrl_c: false,
             conn: ConnLimits::default(),
             allow_remote_export: false,
+            allow_remote_admin: false,
             demo: false,
         }
     }
@@ -252,6 +256,7 @@ impl Server {
         state.demo = opts.demo;
         state.logins = logins.clone();
         state.allow_remote_export = opts.allow_remote_export;
+        state.allow_remote_admin = opts.allow_remote_admin;
         let app = router(state, opts.security.clone());
         let limits = opts.conn;
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();

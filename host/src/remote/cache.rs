@@ -287,7 +287,7 @@ impl Cache {
         store_id: &str,
         revision: u64,
     ) -> Result<Arc<Manifest>, Failure> {
-        if !layout::is_store_id(store_id) {
+        if !layout::is_store_id(store_id) || !layout::is_host_id(host) {
             return Err(Failure::Corrupt(format!("bad store id {store_id}")));
         }
         if let Some(m) = self

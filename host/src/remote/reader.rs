@@ -67,6 +67,25 @@ impl TeamReader {
         )
     }
 
+    /// The union at the hosts' current catalogs, only `hosts` when set
+    /// (session views of another host's session). Must not be called from
+    /// inside `rt`.
+    pub fn open_current(&self, hosts: Option<Vec<String>>) -> Result<UnionCatalog, QueryError> {
+        let opts = TeamOptions {
+            hosts,
+            ..self.opts.clone()
+        };
+        UnionCatalog::open_at(
+            self.local.clone(),
+            &self.ident,
+            Some(self.remote.clone()),
+            self.rt.clone(),
+            &opts,
+            None,
+            Some(self.memo.clone()),
+        )
+    }
+
     /// What it holds in memory.
     pub fn memo(&self) -> &Memo {
         &self.memo

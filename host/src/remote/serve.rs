@@ -8,12 +8,13 @@
 //! hosts stays in memory.
 
 use super::hostid::HostIdentity;
-use super::union::TeamOptions;
+use super::union::{split_key, TeamOptions};
 use super::Remote;
 use crate::engine::catalog::StoreCatalog;
-use crate::engine::{EngineError, ReadCatalog, SegmentListing};
+use crate::engine::{EngineError, ForeignSession, ReadCatalog, SegmentListing};
 use recall_core::model::Manifest;
 use recall_core::query::{Query, QueryError};
+use recall_core::response::HostRef;
 use recall_core::{Catalog, Response, SearchEnv};
 use std::sync::Arc;
 use std::time::Duration;
@@ -101,17 +102,76 @@ impl ReadCatalog for TeamCatalog {
                 "team search failed",
             )
         };
-        let rt = self.rt.as_ref().ok_or_else(unavailable)?.handle().clone();
         let (building, budgets) = (env.building, env.budgets);
-        let reader = self.reader.get_or_init(|| {
-            let (local, ident) = (self.local.clone(), self.ident.clone());
-            super::reader::TeamReader::new(local, ident, self.remote.clone(), rt, self.opts.clone())
-        });
+        let reader = self.reader().ok_or_else(unavailable)?;
         let run = || {
             let cat = reader.open(query, host.map(super::union::host_list))?;
             cat.search(query, building, budgets)
         };
         let answer = std::thread::scope(|s| s.spawn(run).join());
         answer.unwrap_or_else(|_| Err(unavailable()))
+    }
+
+    /// Another host's session, read from that host's published catalog and
+    /// generation through the same reader as the searches (so what a search
+    /// verified is reused); its entry carries no resume command and no paths.
+    fn foreign_session(
+        &self,
+        key: &str,
+        load: bool,
+    ) -> Option<Result<ForeignSession, EngineError>> {
+        let (host_id, _) = split_key(key)?;
+        if host_id == self.ident.id {
+            return None;
+        }
+        let Some(reader) = self.reader() else {
+            return Some(Err(EngineError::unavailable("team search failed")));
+        };
+        let run = || -> Result<ForeignSession, EngineError> {
+            let failed = |e: &dyn std::fmt::Display| EngineError::unavailable(e.to_string());
+            let cat = reader
+                .open_current(Some(vec![host_id.to_string()]))
+                .map_err(|e| failed(&e.message))?;
+            if let Some(h) = cat
+                .hosts()
+                .iter()
+                .find(|h| h.id == host_id && h.state != "available")
+            {
+                let why = h.reason.clone().unwrap_or_default();
+                return Err(EngineError::unavailable(format!(
+                    "host {} is unavailable: {why}",
+                    h.name
+                )));
+            }
+            let manifest = cat.current().map_err(|e| failed(&e))?;
+            let found = cat.foreign(key, load).transpose().map_err(|e| failed(&e))?;
+            let (host, shard) = found.unwrap_or_else(|| {
+                let host = HostRef {
+                    id: host_id.to_string(),
+                    name: String::new(),
+                };
+                (host, None)
+            });
+            Ok(ForeignSession {
+                key: key.to_string(),
+                manifest,
+                shard,
+                host,
+            })
+        };
+        let answer = std::thread::scope(|s| s.spawn(run).join());
+        Some(answer.unwrap_or_else(|_| Err(EngineError::unavailable("team search failed"))))
+    }
+}
+
+impl TeamCatalog {
+    /// The long-lived reader every search and session view shares (made at
+    /// the first use).
+    fn reader(&self) -> Option<&super::reader::TeamReader> {
+        let rt = self.rt.as_ref()?.handle().clone();
+        Some(self.reader.get_or_init(|| {
+            let (local, ident) = (self.local.clone(), self.ident.clone());
+            super::reader::TeamReader::new(local, ident, self.remote.clone(), rt, self.opts.clone())
+        }))
     }
 }

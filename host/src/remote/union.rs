@@ -33,6 +33,10 @@ use std::time::{Duration, Instant};
 use tokio::runtime::Handle;
 use tokio::sync::Semaphore;
 
+/// Another host's session as [`UnionCatalog::foreign`] gives it: its host
+/// and, when asked for, its shard.
+pub type ForeignShard = (HostRef, Option<Arc<recall_core::PreparedShard>>);
+
 /// How a team search reaches other hosts.
 #[derive(Clone, Debug)]
 pub struct TeamOptions {
@@ -100,6 +104,11 @@ fn parse_union_id(s: &str) -> Option<Vec<Want>> {
         .map(|p| {
             let (id, at) = p.split_once('=')?;
             let (store_id, rev) = at.rsplit_once('@')?;
+            // A cursor is input: its ids name cache files and bucket keys,
+            // so they must have the layout's syntax before any is built.
+            if !super::layout::is_host_id(id) || !super::layout::is_store_id(store_id) {
+                return None;
+            }
             Some(Want {
                 id: id.to_string(),
                 store_id: store_id.to_string(),
@@ -136,6 +145,14 @@ pub struct UnionCatalog {
     set: Option<Arc<SegmentSet>>,
     status: Vec<HostCoverage>,
     failures: Mutex<BTreeMap<String, String>>,
+    /// Per remote host, the time the current search spent waiting on it:
+    /// all its requests of that search (prefetch and loads) share one
+    /// deadline, and once it is spent its further loads fail at once.
+    spent: Mutex<HashMap<String, Duration>>,
+    /// Milliseconds the current search spent waiting on other hosts; the
+    /// scan's clock leaves them out, so a slow host never spends the local
+    /// store's budget.
+    waited_ms: std::sync::atomic::AtomicU64,
     /// How long `open` took (listing, catalogs, snapshots, segments, the
     /// union manifest).
     open_time: Duration,
@@ -165,6 +182,47 @@ fn wanted(filter: &Option<Vec<String>>, host: &HostRef) -> bool {
     filter
         .as_ref()
         .is_none_or(|f| f.iter().any(|x| *x == host.id || *x == host.name))
+}
+
+/// The host filter must name hosts that were read, and a cursor must be
+/// used with the filter it was made with (issue 24.19): a filter value that
+/// names no host is 400 `invalid_param` (unless an unreadable host, whose
+/// name is unknown, could be it); with a cursor, a host the cursor names that
+/// the filter now leaves out, or a filter value the cursor's hosts do not
+/// match, is 400 `invalid_cursor`.
+fn check_host_filter(
+    parts: &[Part],
+    status: &[HostCoverage],
+    opts: &TeamOptions,
+    wants: Option<&Vec<Want>>,
+) -> Result<(), QueryError> {
+    let Some(filter) = &opts.hosts else {
+        return Ok(());
+    };
+    let known = |x: &str| {
+        parts.iter().any(|p| p.host.id == x || p.host.name == x)
+            || status.iter().any(|h| h.id == x || h.name == x)
+    };
+    let nameless = status.iter().any(|h| h.name.is_empty() || h.id.is_empty());
+    if let Some(w) = wants {
+        let left_out = w.iter().any(|w| {
+            !parts.iter().any(|p| p.host.id == w.id) && !status.iter().any(|h| h.id == w.id)
+        });
+        if left_out || filter.iter().any(|x| !known(x) && !nameless) {
+            return Err(QueryError::new(
+                ErrorCode::InvalidCursor,
+                "this cursor was made with another host filter; start again at page 1",
+            ));
+        }
+        return Ok(());
+    }
+    match filter.iter().find(|x| !known(x)) {
+        Some(x) if !nameless => Err(QueryError::new(
+            ErrorCode::InvalidParam,
+            format!("host: no host is named {x:?}"),
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// 410 `cursor_expired`: a snapshot a cursor names is gone.
@@ -323,10 +381,40 @@ fn remote_parts(
     Ok(parts)
 }
 
-/// The union manifest of `parts` (sorted by host id: a key two hosts hold is
-/// the lower id's) with each key's owning part, and each part's coverage
-/// entry pushed to `status`. A cursor's union id and revision are kept, so
-/// its next page reads the same snapshots.
+/// The key another host's session has in the union: `<host-id>/<key>`, so
+/// no host can take over a key of this host or of another host (issue 24.1).
+pub fn qualified_key(host_id: &str, key: &str) -> String {
+    format!("{host_id}/{key}")
+}
+
+/// Splits a union key into its host id and the host's own key (`None` for
+/// this host's keys, which are never qualified).
+pub fn split_key(key: &str) -> Option<(&str, &str)> {
+    key.split_once('/')
+        .filter(|(id, _)| super::layout::is_host_id(id))
+}
+
+/// Another host's manifest entry as the union holds it: its parent key
+/// qualified like its own, and nothing the local machine would run or
+/// vouch for — no resume command, no source paths (its presence is then
+/// `unverifiable`).
+fn foreign_entry(host_id: &str, e: &ManifestEntry) -> ManifestEntry {
+    let mut e = e.clone();
+    e.meta.resume = None;
+    e.meta.paths.clear();
+    e.source_gone = false;
+    e.files.clear();
+    if let Some(p) = &mut e.meta.parent {
+        p.key = qualified_key(host_id, &p.key);
+    }
+    e
+}
+
+/// The union manifest of `parts` with each key's owning part, and each
+/// part's coverage entry pushed to `status`. This host's keys are its own;
+/// every other host's are qualified by its id ([`qualified_key`]), so two
+/// hosts never merge into one session. A cursor's union id and revision
+/// are kept, so its next page reads the same snapshots.
 fn union_manifest(
     parts: &[Part],
     from_cursor: Option<&(String, u64, Vec<Want>)>,
@@ -341,13 +429,25 @@ fn union_manifest(
         let m = &p.manifest;
         let mut count = 0u64;
         for (k, e) in &m.sessions {
+            let (k, e) = if p.local {
+                (k.clone(), e.clone())
+            } else {
+                (qualified_key(&p.host.id, k), foreign_entry(&p.host.id, e))
+            };
             if let std::collections::btree_map::Entry::Vacant(v) = sessions.entry(k.clone()) {
-                v.insert(e.clone());
-                owner.insert(k.clone(), i);
+                v.insert(e);
+                owner.insert(k, i);
                 count += 1;
             }
         }
-        tombstones.extend(m.tombstones.iter().map(|(k, t)| (k.clone(), *t)));
+        tombstones.extend(m.tombstones.iter().map(|(k, t)| {
+            let k = if p.local {
+                k.clone()
+            } else {
+                qualified_key(&p.host.id, k)
+            };
+            (k, *t)
+        }));
         revision += m.revision;
         parser_version = parser_version.max(m.parser_version);
         updated = updated.max(m.updated_at_ms);
@@ -453,8 +553,23 @@ impl UnionCatalog {
         query: &Query,
         memo: Option<Arc<Memo>>,
     ) -> Result<UnionCatalog, QueryError> {
+        let cursor = query.cursor.as_deref();
+        UnionCatalog::open_at(local, ident, remote, rt, opts, cursor, memo)
+    }
+
+    /// [`UnionCatalog::open_with`] at the snapshots `cursor` names, else
+    /// at the hosts' current catalogs (`None`: session views).
+    pub fn open_at(
+        local: StoreCatalog,
+        ident: &HostIdentity,
+        remote: Option<Arc<Remote>>,
+        rt: Handle,
+        opts: &TeamOptions,
+        cursor: Option<&str>,
+        memo: Option<Arc<Memo>>,
+    ) -> Result<UnionCatalog, QueryError> {
         let opened_at = Instant::now();
-        let from_cursor = query.cursor.as_deref().and_then(cursor_union);
+        let from_cursor = cursor.and_then(cursor_union);
         let wants: Option<&Vec<Want>> = from_cursor.as_ref().map(|c| &c.2);
         let cache = Cache::new(local.store().dir()).with_memo(memo);
         let mut parts = Vec::new();
@@ -464,6 +579,7 @@ impl UnionCatalog {
             let ids = remote_ids(remote, &cache, &rt, ident, wants, opts, &mut status);
             parts.extend(remote_parts(remote, &cache, &rt, ids, opts, &mut status)?);
         }
+        check_host_filter(&parts, &status, opts, wants)?;
         parts.sort_by(|a, b| a.host.id.cmp(&b.host.id));
         let (manifest, owner) = union_manifest(&parts, from_cursor.as_ref(), &mut status);
         status.sort_by(|a, b| a.id.cmp(&b.id));
@@ -486,6 +602,8 @@ impl UnionCatalog {
             set,
             status,
             failures: Mutex::new(BTreeMap::new()),
+            spent: Mutex::new(HashMap::new()),
+            waited_ms: Default::default(),
             open_time: opened_at.elapsed(),
         })
     }
@@ -515,20 +633,67 @@ impl UnionCatalog {
         if want.is_empty() {
             return;
         }
-        let limit = Arc::new(Semaphore::new(PREFETCH));
-        let deadline = self.deadline;
-        self.rt.block_on(async {
-            let mut tasks = tokio::task::JoinSet::new();
-            for (host, name) in want {
-                let (remote, cache, limit) = (remote.clone(), self.cache.clone(), limit.clone());
-                tasks.spawn(async move {
-                    let _slot = limit.acquire_owned().await;
-                    let _ = tokio::time::timeout(deadline, cache.generation(&remote, &host, &name))
-                        .await;
+        let mut by_host: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for (host, name) in want {
+            by_host.entry(host).or_default().push(name);
+        }
+        let waited = Instant::now();
+        let spent = self.rt.block_on(async {
+            // Each host on its own: its own slots and its own deadline, so
+            // a stalled host holds up no other.
+            let mut hosts = tokio::task::JoinSet::new();
+            for (host, names) in by_host {
+                let left = self.time_left(&host);
+                let (remote, cache) = (remote.clone(), self.cache.clone());
+                hosts.spawn(async move {
+                    let started = Instant::now();
+                    let limit = Arc::new(Semaphore::new(PREFETCH));
+                    let mut tasks = tokio::task::JoinSet::new();
+                    for name in names {
+                        let (remote, cache, limit, host) =
+                            (remote.clone(), cache.clone(), limit.clone(), host.clone());
+                        tasks.spawn(async move {
+                            let _slot = limit.acquire_owned().await;
+                            let _ = cache.generation(&remote, &host, &name).await;
+                        });
+                    }
+                    // What is still running when the deadline passes is
+                    // dropped (the host's loads then report it).
+                    let _ = tokio::time::timeout(left, async {
+                        while tasks.join_next().await.is_some() {}
+                    })
+                    .await;
+                    (host, started.elapsed())
                 });
             }
-            while tasks.join_next().await.is_some() {}
+            let mut out = Vec::new();
+            while let Some(done) = hosts.join_next().await {
+                out.extend(done.ok());
+            }
+            out
         });
+        for (host, took) in spent {
+            self.spend(&host, took);
+        }
+        self.waited(waited);
+    }
+
+    /// The time the current search still gives host `host`.
+    fn time_left(&self, host: &str) -> Duration {
+        let spent = self.spent.lock().unwrap_or_else(|p| p.into_inner());
+        self.deadline
+            .saturating_sub(spent.get(host).copied().unwrap_or_default())
+    }
+
+    fn spend(&self, host: &str, took: Duration) {
+        let mut spent = self.spent.lock().unwrap_or_else(|p| p.into_inner());
+        *spent.entry(host.to_string()).or_default() += took;
+    }
+
+    fn waited(&self, since: Instant) {
+        let ms = since.elapsed().as_millis() as u64;
+        self.waited_ms
+            .fetch_add(ms, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Runs a §4 search over the union and stamps hosts on the answer.
@@ -538,9 +703,18 @@ impl UnionCatalog {
         building: bool,
         budgets: Budgets,
     ) -> Result<Response, QueryError> {
+        self.spent.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        self.waited_ms
+            .store(0, std::sync::atomic::Ordering::Relaxed);
         self.prefetch(query);
         let started = Instant::now();
-        let clock = move || started.elapsed().as_millis() as u64;
+        let waited = &self.waited_ms;
+        // The scan's budget is the local work's: time spent waiting on other
+        // hosts (bounded by their deadline) is not counted.
+        let clock = move || {
+            (started.elapsed().as_millis() as u64)
+                .saturating_sub(waited.load(std::sync::atomic::Ordering::Relaxed))
+        };
         let env = SearchEnv {
             catalog: self,
             clock: &clock,
@@ -583,6 +757,34 @@ impl UnionCatalog {
             self.prune();
         }
         Ok(r)
+    }
+
+    /// Another host's session under its union key: that host and, with
+    /// `load`, its shard (tool rows included) fetched and verified like a
+    /// search's (within one deadline). `None` = no other host holds `key`.
+    pub fn foreign(&self, key: &str, load: bool) -> Option<Result<ForeignShard, String>> {
+        let part = &self.parts[*self.owner.get(key)?];
+        if part.local {
+            return None;
+        }
+        if !load {
+            return Some(Ok((part.host.clone(), None)));
+        }
+        let entry = self.manifest.sessions.get(key)?;
+        self.spent
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&part.host.id);
+        Some(
+            self.load(key, entry, true)
+                .map(|l| (part.host.clone(), Some(l.shard)))
+                .map_err(|e| format!("host {}: {e}", part.host.name)),
+        )
+    }
+
+    /// Each host's coverage as opened (`available` or `unavailable` with why).
+    pub fn hosts(&self) -> &[HostCoverage] {
+        &self.status
     }
 
     /// What this union fetched from the bucket so far (its open and its
@@ -659,11 +861,25 @@ impl Catalog for UnionCatalog {
         let id = part.host.id.clone();
         let mut why = None;
         let loaded = self.arena.get_or_load(&name, tools, || {
-            let got = self.rt.block_on(async {
-                tokio::time::timeout(self.deadline, self.cache.generation(remote, &id, &name))
-                    .await
-                    .unwrap_or_else(|_| Err(Failure::Unreachable("deadline passed".into())))
-            });
+            let stalled = || Failure::Unreachable("deadline passed".into());
+            let left = self.time_left(&id);
+            let got = if left.is_zero() {
+                Err(stalled())
+            } else {
+                let since = Instant::now();
+                let got = self.rt.block_on(async {
+                    tokio::time::timeout(left, self.cache.generation(remote, &id, &name))
+                        .await
+                        .unwrap_or_else(|_| Err(stalled()))
+                });
+                self.spend(&id, since.elapsed());
+                self.waited(since);
+                if matches!(&got, Err(Failure::Unreachable(_))) {
+                    // An unreachable host is not asked again this search.
+                    self.spend(&id, self.deadline);
+                }
+                got
+            };
             got.map_err(|f| {
                 let s = f.to_string();
                 why = Some(f);
@@ -696,12 +912,12 @@ mod tests {
     fn union_ids_round_trip() {
         let w = vec![
             Want {
-                id: "00aa".into(),
+                id: "00aa00aa00aa00aa".into(),
                 store_id: "s-1".into(),
                 revision: 3,
             },
             Want {
-                id: "00bb".into(),
+                id: "00bb00bb00bb00bb".into(),
                 store_id: "x_2".into(),
                 revision: 0,
             },
@@ -710,5 +926,12 @@ mod tests {
         assert_eq!(parse_union_id("team:"), Some(vec![]));
         assert_eq!(parse_union_id("abc"), None);
         assert_eq!(parse_union_id("team:a=b"), None);
+    }
+
+    #[test]
+    fn a_cursor_naming_a_host_id_outside_the_layout_is_not_a_team_cursor() {
+        assert_eq!(parse_union_id("team:../../x=s@1"), None);
+        assert_eq!(parse_union_id("team:00aa00aa00aa00aa=../s@1"), None);
+        assert_eq!(parse_union_id("team:00AA00aa00aa00aa=s@1"), None);
     }
 }

@@ -48,13 +48,27 @@ impl WriterLock {
         loop {
             match OpenOptions::new().write(true).create_new(true).open(&path) {
                 Ok(mut f) => {
-                    f.write_all(body.as_bytes())
-                        .map_err(|e| StoreError::io(&path, e))?;
+                    if let Err(e) = f.write_all(body.as_bytes()) {
+                        // A full disk must not leave an empty lock behind.
+                        let _ = fs::remove_file(&path);
+                        return Err(StoreError::io(&path, e));
+                    }
                     return Ok(WriterLock { path, token });
                 }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
                     if let Some(judged) = stale_content(&path) {
-                        take_over(&path, &judged, &token);
+                        // A stale lock that cannot be moved (read-only
+                        // mount, no permission) is an error at once, not a
+                        // retry loop.
+                        take_over(&path, &judged, &token).map_err(|e| {
+                            StoreError::io(
+                                &path,
+                                io::Error::new(
+                                    e.kind(),
+                                    format!("a stale lock cannot be removed: {e}"),
+                                ),
+                            )
+                        })?;
                         continue;
                     }
                 }
@@ -131,16 +145,19 @@ fn start_time(pid: u32) -> Option<u64> {
 
 /// Moves a stale lock aside; if what was moved is not the lock judged stale
 /// (another writer took over meanwhile), puts it back.
-fn take_over(path: &Path, judged: &str, token: &str) {
+/// Fails only when the lock is still there and could not be moved.
+fn take_over(path: &Path, judged: &str, token: &str) -> io::Result<()> {
     let aside = path.with_file_name(format!("{LOCK}.stale-{token}"));
-    if fs::rename(path, &aside).is_err() {
-        return;
+    if let Err(e) = fs::rename(path, &aside) {
+        // Gone meanwhile (another writer took it over): try again.
+        return if path.exists() { Err(e) } else { Ok(()) };
     }
     let moved = fs::read_to_string(&aside).unwrap_or_default();
     if moved != judged {
         let _ = fs::hard_link(&aside, path);
     }
     let _ = fs::remove_file(&aside);
+    Ok(())
 }
 
 #[cfg(test)]

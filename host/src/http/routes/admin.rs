@@ -15,7 +15,7 @@
 use super::{blocking, json_value, pairs, param, respond, QueryPairs};
 use crate::engine::{EngineError, IndexerHandle};
 use crate::http::errors::ApiError;
-use crate::http::AppState;
+use crate::http::{AppState, Exposure};
 use axum::extract::State;
 use std::sync::Arc;
 
@@ -29,7 +29,10 @@ fn indexer(st: &AppState, what: &str) -> Result<Arc<IndexerHandle>, EngineError>
 use axum::response::Response;
 
 /// `POST /api/index/clear`.
-pub async fn clear(State(st): State<AppState>, _q: QueryPairs) -> Response {
+pub async fn clear(State(st): State<AppState>, exposure: Exposure, _q: QueryPairs) -> Response {
+    if let Err(e) = exposure.require_local("clearing the index", st.allow_remote_admin) {
+        return respond(Err(e));
+    }
     let indexer = match indexer(&st, "store to clear") {
         Ok(ix) => ix,
         Err(e) => return respond(Err(e.into())),
@@ -85,7 +88,14 @@ pub async fn forget(
 }
 
 /// `POST /api/index/policy`.
-pub async fn policy(State(st): State<AppState>, q: Result<QueryPairs, ApiError>) -> Response {
+pub async fn policy(
+    State(st): State<AppState>,
+    exposure: Exposure,
+    q: Result<QueryPairs, ApiError>,
+) -> Response {
+    if let Err(e) = exposure.require_local("changing the history policy", st.allow_remote_admin) {
+        return respond(Err(e));
+    }
     respond(run_policy(st, q).await)
 }
 

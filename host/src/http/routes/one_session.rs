@@ -41,6 +41,82 @@ pub fn resolve_key(m: &Manifest, key: &str) -> Result<String, ApiError> {
     }
 }
 
+/// One session opened for a route: this host's, or another host's through
+/// team serve ([`crate::engine::ReadCatalog::foreign_session`]).
+pub struct Opened {
+    /// The manifest key (a union key for another host's session).
+    pub key: String,
+    /// The manifest holding it.
+    pub manifest: std::sync::Arc<Manifest>,
+    /// Its entry.
+    pub entry: recall_core::model::ManifestEntry,
+    /// Its shard, when asked for.
+    pub shard: Option<std::sync::Arc<recall_core::PreparedShard>>,
+    /// The other host it came from; `None` = this host's.
+    pub host: Option<recall_core::response::HostRef>,
+}
+
+impl Opened {
+    /// Names the other host in a JSON answer (`host: {id, name}`).
+    pub fn stamp(&self, body: &mut serde_json::Value) {
+        if let (Some(h), Some(m)) = (&self.host, body.as_object_mut()) {
+            m.insert(
+                "host".into(),
+                serde_json::json!({ "id": h.id, "name": h.name }),
+            );
+        }
+    }
+}
+
+/// Opens the session `key` names (`tools` = its shard with tool rows;
+/// `load` = with its shard at all).
+pub fn open(
+    catalog: &dyn crate::engine::ReadCatalog,
+    key: &str,
+    load: Option<bool>,
+) -> Result<Opened, ApiError> {
+    if let Some(f) = catalog.foreign_session(key, load.is_some()) {
+        let f = f?;
+        let entry = f
+            .manifest
+            .sessions
+            .get(&f.key)
+            .cloned()
+            .ok_or_else(ApiError::session_not_found)?;
+        return Ok(Opened {
+            key: f.key,
+            manifest: f.manifest,
+            entry,
+            shard: f.shard,
+            host: Some(f.host),
+        });
+    }
+    let manifest = catalog.manifest()?;
+    let key = resolve_key(&manifest, key)?;
+    let entry = manifest
+        .sessions
+        .get(&key)
+        .cloned()
+        .ok_or_else(ApiError::session_not_found)?;
+    let shard = match load {
+        None => None,
+        Some(tools) => Some(
+            catalog
+                .catalog()
+                .load(&key, &entry, tools)
+                .map_err(|e| ApiError::store_unavailable(e.to_string()))?
+                .shard,
+        ),
+    };
+    Ok(Opened {
+        key,
+        manifest,
+        entry,
+        shard,
+        host: None,
+    })
+}
+
 fn number(p: &[(String, String)], name: &str) -> Result<Option<u64>, ApiError> {
     match param(p, name).map(str::trim) {
         None | Some("") => Ok(None),
@@ -98,17 +174,9 @@ async fn run(
     let p = super::clocked(pairs(q)?);
     let catalog = st.catalog.clone();
     blocking(move || {
-        let manifest = catalog.manifest()?;
-        let key = resolve_key(&manifest, &key)?;
-        let entry = manifest
-            .sessions
-            .get(&key)
-            .ok_or_else(ApiError::session_not_found)?;
-        let shard = catalog
-            .catalog()
-            .load(&key, entry, true)
-            .map_err(|e| ApiError::store_unavailable(e.to_string()))?
-            .shard;
+        let opened = open(catalog.as_ref(), &key, Some(true))?;
+        let (entry, shard) = (&opened.entry, opened.shard.clone());
+        let shard = shard.ok_or_else(|| ApiError::internal("the shard was not loaded"))?;
         let offset = number(&p, "offset")?.unwrap_or(0);
         let limit = number(&p, "limit")?;
         let mut body = match kind {
@@ -151,6 +219,7 @@ async fn run(
         }
         .map_err(|e| ApiError::internal(e.to_string()))?;
         exposure.session_json(&mut body);
+        opened.stamp(&mut body);
         Ok(json_value(&body))
     })
     .await

@@ -11,6 +11,7 @@ use crate::http::errors::ApiError;
 use crate::http::{AppState, Exposure};
 use axum::extract::{Path, State};
 use axum::response::Response;
+use recall_core::session::locate::Verdict;
 use recall_core::session::{session_view, SessionViewRequest};
 
 pub use recall_core::session::view::{DEFAULT_LIMIT, MAX_LIMIT};
@@ -43,24 +44,26 @@ async fn run(
     let (catalog, indexer) = (st.catalog.clone(), st.indexer.clone());
     let body = blocking(move || {
         let _permit = permit;
-        let manifest = catalog.manifest()?;
-        let key = super::one_session::resolve_key(&manifest, &key)?;
-        let entry = manifest
-            .sessions
-            .get(&key)
-            .ok_or_else(ApiError::session_not_found)?;
         // A located hit may be a tool row even when only the conversation is
         // listed: look it up in the shard with its tool rows, or a cold cache
         // (the conversation-only shard) would report the hit stale.
         let all = r.scope == recall_core::session::Scope::All;
-        let shard = catalog
-            .catalog()
-            .load(&key, entry, all || r.locate.is_some())
-            .map_err(|e| ApiError::store_unavailable(e.to_string()))?
-            .shard;
+        let opened =
+            super::one_session::open(catalog.as_ref(), &key, Some(all || r.locate.is_some()))?;
+        let (key, entry) = (&opened.key, &opened.entry);
+        let shard = opened
+            .shard
+            .clone()
+            .ok_or_else(|| ApiError::internal("the shard was not loaded"))?;
+        let foreign = opened.host.is_some();
         // Re-reading sources is the indexer's: a server without one cannot
-        // verify a hit against its source.
+        // verify a hit against its source, nor this host another host's.
         let mut check = |record: usize| {
+            if foreign {
+                return Verdict::Unavailable(
+                    "another host's session: its source is not here".into(),
+                );
+            }
             SourceCheck::through(
                 indexer.as_deref(),
                 &key,
@@ -69,10 +72,18 @@ async fn run(
             )
             .verdict(exposure.is_remote())
         };
-        let page = session_view(&key, entry, manifest.revision, &shard, &r, Some(&mut check));
+        let page = session_view(
+            key,
+            entry,
+            opened.manifest.revision,
+            &shard,
+            &r,
+            Some(&mut check),
+        );
         let mut body =
             serde_json::to_value(&page).map_err(|e| ApiError::internal(e.to_string()))?;
         exposure.session_json(&mut body);
+        opened.stamp(&mut body);
         Ok(body)
     })
     .await?;

@@ -38,6 +38,9 @@ pub struct AppState {
     pub allow_remote_export: bool,
     /// Revision announcements (`GET /api/events`).
     pub events: Arc<Revisions>,
+    /// Remote clients may clear the index and change the policy
+    /// (`--allow-remote-admin`); otherwise only loopback clients may.
+    pub allow_remote_admin: bool,
 }
 
 impl AppState {
@@ -55,6 +58,7 @@ impl AppState {
             refresh_after,
             allow_remote_export: false,
             events: Arc::new(Revisions::default()),
+            allow_remote_admin: false,
         }
     }
 }

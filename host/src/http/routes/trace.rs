@@ -21,13 +21,13 @@ pub async fn trace(
     let catalog = st.catalog.clone();
     respond(
         blocking(move || {
-            let manifest = catalog.manifest()?;
-            let key = super::one_session::resolve_key(&manifest, &key)?;
-            let t = recall_core::session::trace(&manifest, &key)
+            let opened = super::one_session::open(catalog.as_ref(), &key, None)?;
+            let t = recall_core::session::trace(&opened.manifest, &opened.key)
                 .ok_or_else(ApiError::session_not_found)?;
             let mut body =
                 serde_json::to_value(&t).map_err(|e| ApiError::internal(e.to_string()))?;
             exposure.session_json(&mut body);
+            opened.stamp(&mut body);
             Ok(json_value(&body))
         })
         .await,
