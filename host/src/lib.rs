@@ -2,6 +2,7 @@
 
 pub mod arena;
 pub mod assets;
+pub mod budget;
 pub mod catalog;
 pub mod chunked;
 pub mod cli;
