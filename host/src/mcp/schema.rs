@@ -44,6 +44,20 @@ pub fn clean(v: Value, defs: &Value) -> Value {
                         .filter(|a| a.get("type") != Some(&json!("null")))
                         .cloned()
                         .collect();
+                    let consts: Option<Vec<Value>> =
+                        rest.iter().map(|a| a.get("const").cloned()).collect();
+                    let one_type = rest.iter().all(|a| a.get("type") == rest[0].get("type"));
+                    if let (Some(consts), true, false) = (consts, one_type, rest.is_empty()) {
+                        let mut e = Map::new();
+                        if let Some(t) = rest[0].get("type") {
+                            e.insert("type".into(), t.clone());
+                        }
+                        e.insert("enum".into(), Value::Array(consts));
+                        if let Some(d) = m.get("description") {
+                            e.insert("description".into(), d.clone());
+                        }
+                        return Value::Object(e);
+                    }
                     if rest.len() == 1 {
                         let desc = m.get("description").cloned();
                         let mut one = clean(rest[0].clone(), defs);
