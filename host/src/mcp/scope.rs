@@ -278,3 +278,102 @@ mod redact_tests {
         assert_eq!(grandkid["parent"], json!({"outside_scope": true}));
     }
 }
+
+#[cfg(test)]
+mod path_tests {
+    use super::*;
+
+    fn tmp(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("recall-scope-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::canonicalize(&d).unwrap()
+    }
+
+    /// Issue 24 item 10: `..` escapes and symlinks out of the project are
+    /// outside it; a symlink into the project is inside.
+    #[test]
+    fn project_scope_compares_normalized_and_canonical_paths() {
+        let root = tmp("paths");
+        let proj = root.join("proj");
+        let secret = root.join("secret");
+        std::fs::create_dir_all(&proj).unwrap();
+        std::fs::create_dir_all(&secret).unwrap();
+        std::os::unix::fs::symlink(&secret, proj.join("link")).unwrap();
+        std::os::unix::fs::symlink(&proj, root.join("alias")).unwrap();
+        let s = Scope {
+            project: Some(proj.to_string_lossy().into_owned()),
+            ..Scope::default()
+        };
+        let p = |x: &str| format!("{}/{x}", proj.display());
+        assert!(s.covers(Some(&p("sub/../sub"))));
+        assert!(!s.covers(Some(&p("../secret"))), "a .. escape");
+        assert!(!s.covers(Some(&p("../../../../../../../../etc"))));
+        assert!(!s.covers(Some(&p("link"))), "a symlink out of the project");
+        assert!(!s.covers(Some(&p("link/deeper"))), "under a symlink out");
+        assert!(
+            s.covers(Some(&format!("{}/alias", root.display()))),
+            "recorded through a symlink to the project"
+        );
+        assert!(!s.covers(Some("relative/path")));
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    fn manifest_with(paths: &[(&str, &Path)], cwd: &str) -> Arc<Manifest> {
+        let sessions: serde_json::Map<String, Value> = paths
+            .iter()
+            .map(|(id, p)| {
+                (
+                    format!("codex:{id}"),
+                    json!({
+                        "source": "codex", "session_id": id, "title": null, "cwd": cwd, "branch": null,
+                        "created_ms": 1, "updated_ms": 2, "messages": 1, "parent": null,
+                        "resume": null, "paths": [p], "generation_file": "g.json", "records": 1
+                    }),
+                )
+            })
+            .collect();
+        let m = json!({
+            "schema": 1, "parser_version": 1, "store_id": "s", "revision": 1, "updated_at_ms": 0,
+            "sessions": sessions
+        });
+        Arc::new(serde_json::from_value(m).unwrap())
+    }
+
+    /// Issue 24 item 11: every session of the project written within the
+    /// window is hidden (not only the newest), and an explicit identity
+    /// hides exactly that session.
+    #[test]
+    fn self_exclusion_hides_every_recent_session_or_the_named_one() {
+        let root = tmp("self");
+        let (a, b, old) = (root.join("a"), root.join("b"), root.join("old"));
+        for f in [&a, &b, &old] {
+            std::fs::write(f, "x").unwrap();
+        }
+        let hour_ago = SystemTime::now() - Duration::from_secs(3600);
+        std::fs::File::options()
+            .append(true)
+            .open(&old)
+            .unwrap()
+            .set_modified(hour_ago)
+            .unwrap();
+        let cwd = root.to_string_lossy().into_owned();
+        let m = manifest_with(&[("a", &a), ("b", &b), ("old", &old)], &cwd);
+        let by_window = Scope {
+            project: Some(cwd.clone()),
+            self_window: Duration::from_secs(30),
+            self_session: None,
+        };
+        let v = by_window.view(m.clone(), SystemTime::now());
+        assert_eq!(v.excluded.len(), 2, "{:?}", v.excluded);
+        assert_eq!(v.visible.sessions.keys().collect::<Vec<_>>(), ["codex:old"]);
+        let named = Scope {
+            self_session: Some("b".into()),
+            ..by_window
+        };
+        let v = named.view(m, SystemTime::now());
+        assert_eq!(v.excluded, ["codex:b"]);
+        assert_eq!(v.visible.sessions.len(), 2);
+        let _ = std::fs::remove_dir_all(&root);
+    }
+}
