@@ -152,7 +152,9 @@ pub fn fit(
         return None;
     }
     let one_hit = hits.min(1);
-    if let Some(h) = largest(one_hit, hits, |h| attempt(Cut { hits: h, ..full }).is_some()) {
+    if let Some(h) = largest(one_hit, hits, |h| {
+        attempt(Cut { hits: h, ..full }).is_some()
+    }) {
         return attempt(Cut { hits: h, ..full });
     }
     let base = Cut {

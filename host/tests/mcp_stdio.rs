@@ -376,7 +376,11 @@ fn malformed_json_rpc_lines_get_an_error_and_the_server_keeps_serving() {
     assert_eq!(e["error"]["code"], -32700, "{e}");
     c.still_serves();
     let e = c.raw(br#"{"jsonrpc":"2.0","id":77,"method":"tools/list","params":[1,2]}"#);
-    assert_eq!((e["id"].clone(), e["error"]["code"].clone()), (json!(77), json!(-32602)), "{e}");
+    assert_eq!(
+        (e["id"].clone(), e["error"]["code"].clone()),
+        (json!(77), json!(-32602)),
+        "{e}"
+    );
     c.still_serves();
     let mut big = br#"{"jsonrpc":"2.0","id":78,"method":"ping","params":{"x":""#.to_vec();
     big.resize(50 << 20, b'a');
@@ -397,6 +401,9 @@ fn no_index_is_a_tool_error_after_the_handshake() {
     let home = temp_dir("mcp-noindex");
     let mut c = Client::start(&home, &["--all-projects"]);
     let e = c.call("session_search", json!({"query": "x"})).unwrap_err();
-    assert!(e.starts_with("no_index") && e.contains("recall index"), "{e}");
+    assert!(
+        e.starts_with("no_index") && e.contains("recall index"),
+        "{e}"
+    );
     c.still_serves();
 }

@@ -165,7 +165,7 @@ pub struct EventArgs {
     #[schemars(range(min = 0))]
     pub index: Option<u64>,
     /// The record's locator object, as search results give it; give this or `index`.
-    #[schemars(with = "LocatorSchema")]
+    #[schemars(with = "Option<LocatorSchema>")]
     pub locator: Option<Value>,
     /// Records before it (default 5, at most 50); session_event_read only.
     #[schemars(range(min = 0, max = 50))]

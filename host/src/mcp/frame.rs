@@ -58,7 +58,9 @@ pub fn judge(line: &[u8]) -> Verdict {
     };
     let id = m.get("id").cloned();
     let reply = |code, why: &str| match &id {
-        Some(id) if id.is_string() || id.is_number() => Verdict::Answer(error(id.clone(), code, why)),
+        Some(id) if id.is_string() || id.is_number() => {
+            Verdict::Answer(error(id.clone(), code, why))
+        }
         Some(_) => Verdict::Answer(error(Value::Null, -32600, "invalid request: bad id")),
         None => Verdict::Drop,
     };
@@ -87,7 +89,13 @@ async fn next_line<R: AsyncBufRead + Unpin>(
     loop {
         let buf = r.fill_buf().await?;
         if buf.is_empty() {
-            return Ok((!line.is_empty() || too_long).then(|| if too_long { Err(()) } else { Ok(line) }));
+            return Ok((!line.is_empty() || too_long).then(|| {
+                if too_long {
+                    Err(())
+                } else {
+                    Ok(line)
+                }
+            }));
         }
         let (chunk, done) = match memchr::memchr(b'\n', buf) {
             Some(i) => (&buf[..i], Some(i + 1)),
@@ -186,14 +194,28 @@ mod tests {
     #[test]
     fn malformed_lines_get_their_error() {
         let code = |l: &str| match judge(l.as_bytes()) {
-            Verdict::Answer(s) => serde_json::from_str::<Value>(&s).unwrap()["error"]["code"].clone(),
+            Verdict::Answer(s) => {
+                serde_json::from_str::<Value>(&s).unwrap()["error"]["code"].clone()
+            }
             other => json!(format!("{other:?}")),
         };
         assert_eq!(code("not json"), -32700);
-        assert_eq!(code(&format!("{}{}", "[".repeat(100_000), "]".repeat(100_000))), -32700);
+        assert_eq!(
+            code(&format!("{}{}", "[".repeat(100_000), "]".repeat(100_000))),
+            -32700
+        );
         assert_eq!(code("[]"), -32600);
-        assert_eq!(code(r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":[1]}"#), -32602);
-        assert_eq!(judge(br#"{"jsonrpc":"2.0","method":"x","params":[1]}"#), Verdict::Drop);
-        assert_eq!(judge(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#), Verdict::Forward);
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":[1]}"#),
+            -32602
+        );
+        assert_eq!(
+            judge(br#"{"jsonrpc":"2.0","method":"x","params":[1]}"#),
+            Verdict::Drop
+        );
+        assert_eq!(
+            judge(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#),
+            Verdict::Forward
+        );
     }
 }

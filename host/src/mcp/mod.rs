@@ -55,7 +55,11 @@ pub fn agents() -> String {
         Source::Dsh => "dsh (DeepSeek Harness)".to_string(),
         s => s.as_str().to_string(),
     };
-    Source::ALL.iter().map(|s| name(*s)).collect::<Vec<_>>().join(", ")
+    Source::ALL
+        .iter()
+        .map(|s| name(*s))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The store at `dir`, opened once it holds an index (never created here).

@@ -111,7 +111,8 @@ pub fn session_event_search(c: &Call, a: &EventSearchArgs) -> Result<Value, Stri
         } else {
             run(cut.items as u64).ok().and_then(|x| x.cursor)
         };
-        let mut v = json!({"session": key, "total_hits": r.total_hits, "hits": hits, "index": index});
+        let mut v =
+            json!({"session": key, "total_hits": r.total_hits, "hits": hits, "index": index});
         if let Some(cur) = cursor {
             v["cursor"] = json!(cur);
         }
@@ -130,10 +131,7 @@ fn window_start(text: &str, a: &EventArgs, n: usize) -> usize {
     }
     let Some(b) = a.around else { return 0 };
     let b = (b.min(text.len() as u64)) as usize;
-    let at = text
-        .char_indices()
-        .take_while(|(i, _)| *i < b)
-        .count();
+    let at = text.char_indices().take_while(|(i, _)| *i < b).count();
     at.saturating_sub(n / 2)
 }
 
@@ -179,7 +177,8 @@ fn neighbour(e: &Entry, f: Fields, t: &mut Truncated) -> Value {
 
 /// The window's size: `chars` when given, else what the budget leaves.
 fn window_chars(a: &EventArgs, shape: Shape) -> Result<usize, String> {
-    let tokens = budget::check_tokens(shape.max_tokens).map_err(|m| format!("invalid_param: {m}"))?;
+    let tokens =
+        budget::check_tokens(shape.max_tokens).map_err(|m| format!("invalid_param: {m}"))?;
     let room = budget::max_chars(tokens).saturating_sub(ENVELOPE).max(1);
     Ok(match a.chars {
         Some(0) => return Err("invalid_param: chars must be at least 1".into()),
@@ -284,7 +283,8 @@ pub fn session_trace(c: &Call, a: &SessionArgs) -> Result<Value, String> {
     let index = index_info(c.view, c.view.all.revision, "store");
     fit_or_err(shape, kids.len().max(1), 0, 0, |cut| {
         let kept: Vec<Value> = kids.iter().take(cut.items).cloned().collect();
-        let mut v = json!({"session": key, "ancestors": ancestors, "descendants": kept, "index": index});
+        let mut v =
+            json!({"session": key, "ancestors": ancestors, "descendants": kept, "index": index});
         if kept.len() < kids.len() {
             v["truncated"] = json!(Truncated {
                 sessions: (kids.len() - kept.len()) as u64,

@@ -66,6 +66,24 @@ pub fn normalize(p: &str) -> Option<PathBuf> {
     out.has_root().then_some(out)
 }
 
+/// `p` with its longest existing ancestor canonicalized (symlinks
+/// resolved) and the rest appended; `None` when no ancestor but the root
+/// exists.
+fn canonical(p: &Path) -> Option<PathBuf> {
+    let mut rest = Vec::new();
+    let mut at = p;
+    loop {
+        if let Ok(real) = std::fs::canonicalize(at) {
+            if at.parent().is_none() && !rest.is_empty() {
+                return None;
+            }
+            return Some(rest.iter().rev().fold(real, |acc, c| acc.join(c)));
+        }
+        rest.push(at.file_name()?.to_os_string());
+        at = at.parent()?;
+    }
+}
+
 fn under(path: &Path, project: &Path) -> bool {
     path_has_prefix(&path.to_string_lossy(), &project.to_string_lossy())
 }
@@ -82,9 +100,9 @@ impl Scope {
         };
         let project = normalize(p).unwrap_or_else(|| PathBuf::from(p));
         let canon_project = std::fs::canonicalize(&project).unwrap_or_else(|_| project.clone());
-        match std::fs::canonicalize(&lexical) {
-            Ok(real) => under(&real, &canon_project),
-            Err(_) => under(&lexical, &project) || under(&lexical, &canon_project),
+        match canonical(&lexical) {
+            Some(real) => under(&real, &canon_project),
+            None => under(&lexical, &project) || under(&lexical, &canon_project),
         }
     }
 

@@ -95,9 +95,13 @@ pub fn index_info(view: &View, revision: u64, via: &str) -> Value {
 pub fn empty_note(view: &View) -> Value {
     let in_scope = view.visible.sessions.len();
     let outside = view.all.sessions.len() - in_scope - view.excluded.len();
-    let project = view.project.clone().unwrap_or_else(|| "(every project)".into());
+    let project = view
+        .project
+        .clone()
+        .unwrap_or_else(|| "(every project)".into());
     let hint = if view.all.sessions.is_empty() {
-        "the index holds no sessions yet: run `recall index` (or keep `recall serve` running)".to_string()
+        "the index holds no sessions yet: run `recall index` (or keep `recall serve` running)"
+            .to_string()
     } else if view.project.is_some() && outside > 0 {
         format!(
             "nothing matched among the {in_scope} indexed sessions of {project}; {outside} indexed sessions lie outside this project: restart the server with --all-projects to search them"
@@ -118,7 +122,9 @@ fn limit(n: Option<u64>) -> Result<u64, String> {
     match n {
         None => Ok(DEFAULT_LIMIT),
         Some(n) if (1..=MAX_LIMIT).contains(&n) => Ok(n),
-        Some(n) => Err(format!("invalid_param: limit must be 1–{MAX_LIMIT}, not {n}")),
+        Some(n) => Err(format!(
+            "invalid_param: limit must be 1–{MAX_LIMIT}, not {n}"
+        )),
     }
 }
 
@@ -134,7 +140,8 @@ pub fn fit_or_err(
     text: usize,
     render: impl FnMut(Cut) -> Value,
 ) -> Result<Value, String> {
-    let tokens = budget::check_tokens(shape.max_tokens).map_err(|m| format!("invalid_param: {m}"))?;
+    let tokens =
+        budget::check_tokens(shape.max_tokens).map_err(|m| format!("invalid_param: {m}"))?;
     budget::fit(budget::max_chars(tokens), items, hits, text, render).ok_or_else(|| {
         format!("invalid_param: max_tokens {tokens} is too small for even one result; ask for more")
     })
@@ -188,7 +195,13 @@ fn run_search(c: &Call, r: &Request) -> Result<(Response, &'static str), String>
     Ok((resp, "store"))
 }
 
-fn hit_json(key: &str, h: &recall_core::response::Hit, f: Fields, text: usize, t: &mut Truncated) -> Value {
+fn hit_json(
+    key: &str,
+    h: &recall_core::response::Hit,
+    f: Fields,
+    text: usize,
+    t: &mut Truncated,
+) -> Value {
     let (snippet, cut) = clip(&h.snippet, text);
     t.chars += cut;
     if f == Fields::Minimal {
@@ -225,7 +238,11 @@ fn hit_json(key: &str, h: &recall_core::response::Hit, f: Fields, text: usize, t
 }
 
 fn session_json(s: &SessionHits, f: Fields, c: Cut, t: &mut Truncated) -> Value {
-    let per = if f == Fields::Minimal { c.hits.min(1) } else { c.hits };
+    let per = if f == Fields::Minimal {
+        c.hits.min(1)
+    } else {
+        c.hits
+    };
     t.hits += s.hits.len().saturating_sub(per) as u64;
     let hits: Vec<Value> = s
         .hits
@@ -267,8 +284,17 @@ pub fn session_search(c: &Call, a: &SearchArgs) -> Result<Value, String> {
     let r = search_request(a, c.view, &c.clock, n);
     let (resp, via) = run_search(c, &r)?;
     let items = resp.sessions.len();
-    let hits = resp.sessions.iter().map(|s| s.hits.len()).max().unwrap_or(0);
-    let text = longest(resp.sessions.iter().flat_map(|s| s.hits.iter().map(|h| h.snippet.as_str())));
+    let hits = resp
+        .sessions
+        .iter()
+        .map(|s| s.hits.len())
+        .max()
+        .unwrap_or(0);
+    let text = longest(
+        resp.sessions
+            .iter()
+            .flat_map(|s| s.hits.iter().map(|h| h.snippet.as_str())),
+    );
     // The cursor after the last kept session: the core's own, by asking
     // again for just that many sessions when the budget keeps fewer.
     let mut cursors: std::collections::HashMap<usize, Option<String>> = Default::default();
@@ -342,13 +368,18 @@ pub fn session_list(c: &Call, a: &ListArgs) -> Result<Value, String> {
             ("now_ms", Some(now.as_str())),
             ("utc_offset_min", Some(offset.as_str())),
         ];
-        let req = SessionsRequest::from_pairs(pairs.into_iter().filter_map(|(k, v)| v.map(|v| (k, v))))
-            .map_err(core_err)?;
+        let req =
+            SessionsRequest::from_pairs(pairs.into_iter().filter_map(|(k, v)| v.map(|v| (k, v))))
+                .map_err(core_err)?;
         sessions(&c.view.visible, &req).map_err(core_err)
     };
     let page = run(n)?;
     let items = page.sessions.len();
-    let text = longest(page.sessions.iter().map(|s| s.summary.title.as_deref().unwrap_or("")));
+    let text = longest(
+        page.sessions
+            .iter()
+            .map(|s| s.summary.title.as_deref().unwrap_or("")),
+    );
     let index = index_info(c.view, c.view.all.revision, "store");
     fit_or_err(shape, items, 0, text, |cut| {
         let mut t = Truncated {
