@@ -89,13 +89,11 @@ async fn next_line<R: AsyncBufRead + Unpin>(
     loop {
         let buf = r.fill_buf().await?;
         if buf.is_empty() {
-            return Ok((!line.is_empty() || too_long).then(|| {
-                if too_long {
-                    Err(())
-                } else {
-                    Ok(line)
-                }
-            }));
+            return Ok(match (too_long, line.is_empty()) {
+                (true, _) => Some(Err(())),
+                (false, true) => None,
+                (false, false) => Some(Ok(line)),
+            });
         }
         let (chunk, done) = match memchr::memchr(b'\n', buf) {
             Some(i) => (&buf[..i], Some(i + 1)),

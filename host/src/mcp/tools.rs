@@ -162,7 +162,7 @@ fn search_request(a: &SearchArgs, view: &View, clock: &Clock, n: u64) -> Request
     r.limit = Some(n.to_string());
     r.cursor = a.cursor.clone();
     let _ = view;
-    r.with_default_clock(clock.clone())
+    r.with_default_clock(*clock)
 }
 
 /// Runs `r` through the daemon when one serves the store (filtered to the
