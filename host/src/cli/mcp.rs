@@ -1,15 +1,15 @@
-//! `recall mcp`: the MCP server over stdio (DESIGN.md §11). It reads the
-//! store as it is: no sweep, no write (run `recall serve` or `recall index`
-//! to keep the index current).
+//! `recall mcp`: the MCP server over stdio (DESIGN.md §11). It answers
+//! through a running `recall serve` of the same store when there is one,
+//! else reads the store as it is: no sweep, no write. With no index yet it
+//! still starts, and each tool call says what to run.
 
 use super::{Found, Globals};
 use crate::mcp::scope::{Scope, SELF_WINDOW};
 use crate::mcp::{serve_stdio, RecallMcp};
-use crate::store::{self, Store};
-use anyhow::{bail, Context as _};
+use crate::store;
+use anyhow::Context as _;
 use clap::Args;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 /// `recall mcp` options.
@@ -25,6 +25,11 @@ pub struct McpArgs {
     /// the caller's own live session and is hidden (0 = never).
     #[arg(long, value_name = "SECS", default_value_t = SELF_WINDOW.as_secs())]
     pub self_window: u64,
+    /// The calling agent's own session (a key or id), hidden from every
+    /// answer; default `$RECALL_SELF_SESSION`, else every session of the
+    /// project written within the self window.
+    #[arg(long = "self", value_name = "SESSION")]
+    pub self_session: Option<String>,
 }
 
 /// Runs `recall mcp`.
@@ -39,16 +44,6 @@ pub fn run(g: &Globals, a: McpArgs) -> anyhow::Result<Found> {
     let home = std::fs::canonicalize(&home).unwrap_or(home);
     let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
     let dir = store::store_dir(&store::recall_home(&home, env));
-    if !dir.join(store::catalog::CATALOG).exists() && !dir.join(store::manifest::MANIFEST).exists()
-    {
-        bail!(
-            "no index at {}; run `recall index` (or `recall serve`) first",
-            dir.display()
-        );
-    }
-    let store = Arc::new(
-        Store::open(&dir).with_context(|| format!("cannot open the store at {}", dir.display()))?,
-    );
     let project = if a.all_projects {
         None
     } else {
@@ -63,11 +58,14 @@ pub fn run(g: &Globals, a: McpArgs) -> anyhow::Result<Found> {
     let scope = Scope {
         project,
         self_window: Duration::from_secs(a.self_window),
+        self_session: a
+            .self_session
+            .or_else(|| env("RECALL_SELF_SESSION").map(|v| v.to_string_lossy().into_owned())),
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()?;
-    rt.block_on(serve_stdio(RecallMcp::new(store, scope)))?;
+    rt.block_on(serve_stdio(RecallMcp::new(dir, scope)))?;
     Ok(Found::Yes)
 }

@@ -6,6 +6,7 @@
 //! map to their own answers ([`EngineError`]).
 
 pub mod arena;
+pub mod budget;
 pub mod catalog;
 pub mod chunked;
 mod context;

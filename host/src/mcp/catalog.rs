@@ -1,7 +1,10 @@
-//! A read-only search catalog for the MCP tools: the authorized manifest of
-//! one call, and shards read from the store without writing anything back
-//! (the daemon's catalog writes missing filter sidecars; this one never does).
+//! A read-only search catalog for the MCP tools: the authorized view of
+//! one call, retained snapshots cut to the same view (so a cursor pages a
+//! stable snapshot), and shards read from the store without writing
+//! anything back (the daemon's catalog writes missing filter sidecars; this
+//! one never does).
 
+use super::scope::View;
 use crate::store::Store;
 use recall_core::model::{Manifest, ManifestEntry};
 use recall_core::search::{Catalog, LoadedShard};
@@ -12,8 +15,8 @@ use std::sync::Arc;
 pub struct ReadOnlyCatalog<'a> {
     /// The store.
     pub store: &'a Store,
-    /// The sessions the call may search.
-    pub manifest: Arc<Manifest>,
+    /// What the call may see.
+    pub view: &'a View,
 }
 
 impl ReadOnlyCatalog<'_> {
@@ -22,10 +25,10 @@ impl ReadOnlyCatalog<'_> {
         let bytes = self
             .store
             .generation_bytes(&entry.generation_file)
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| format!("store_unavailable: {e}"))?;
         let grams = self.grams_of(entry);
         PreparedShard::from_bytes_with_options(&bytes, grams, tools)
-            .map_err(|e| format!("the shard is not valid: {e}"))
+            .map_err(|e| format!("store_unavailable: the shard is not valid: {e}"))
     }
 
     fn grams_of(&self, entry: &ManifestEntry) -> Option<Arc<ShardGrams>> {
@@ -38,11 +41,12 @@ impl ReadOnlyCatalog<'_> {
 
 impl Catalog for ReadOnlyCatalog<'_> {
     fn current(&self) -> Result<Arc<Manifest>, CatalogError> {
-        Ok(self.manifest.clone())
+        Ok(self.view.visible.clone())
     }
 
-    fn snapshot(&self, _store_id: &str, _revision: u64) -> Option<Arc<Manifest>> {
-        None
+    fn snapshot(&self, store_id: &str, revision: u64) -> Option<Arc<Manifest>> {
+        let m = self.store.snapshot(store_id, revision)?;
+        Some(Arc::new(self.view.restrict(&m)))
     }
 
     fn load(

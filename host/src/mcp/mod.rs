@@ -1,29 +1,42 @@
 //! `recall mcp`: a Model Context Protocol server over stdio (the official
-//! `rmcp` SDK) exposing six read-only tools over the store (DESIGN.md §11).
+//! `rmcp` SDK) exposing six read-only tools over the store (DESIGN.md §11,
+//! §13 "Agent answers").
 //!
-//! [`scope`] decides what one call may see, [`tools`] answers each tool over
-//! that view, [`catalog`] reads shards without writing the store; this file
-//! is the rmcp glue: schemas, the 30 s deadline, errors as tool results.
+//! [`scope`] decides what one call may see, [`tools`] and [`read`] answer
+//! each tool over that view within its budget ([`crate::engine::budget`]), [`args`]
+//! and [`schema`] define what clients send and see, [`catalog`] reads shards
+//! without writing the store, [`frame`] answers malformed JSON-RPC lines
+//! before they reach rmcp; this file is the rmcp glue: tool metadata, the
+//! 30 s deadline, the store opened on first use, errors as tool results.
 
+pub mod args;
 pub mod catalog;
+pub mod frame;
+pub mod read;
+pub mod schema;
 pub mod scope;
 pub mod tools;
 
 use crate::store::{Loaded, Store};
+use args::{EventArgs, EventSearchArgs, ListArgs, SearchArgs, SessionArgs};
+use recall_core::model::Source;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, ContentBlock};
-use rmcp::{tool, tool_handler, tool_router, ErrorData, ServerHandler, ServiceExt};
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, ServerCapabilities, ServerConfig};
+use rmcp::model::{Implementation, ToolAnnotations};
+use rmcp::{tool, tool_handler, tool_router, ErrorData, ServerHandler};
 use scope::{Scope, View};
 use serde_json::Value;
-use std::sync::Arc;
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
 use std::time::SystemTime;
-use tools::Deadline;
+use tools::{Call, Deadline};
 
-/// The MCP server: a store and the scope of what it may show.
+/// The MCP server: the store folder and the scope of what it may show.
 #[derive(Clone)]
 pub struct RecallMcp {
-    store: Arc<Store>,
+    dir: PathBuf,
+    store: Arc<OnceLock<Arc<Store>>>,
     scope: Scope,
     tool_router: ToolRouter<RecallMcp>,
 }
@@ -34,6 +47,36 @@ impl std::fmt::Debug for RecallMcp {
             .field("scope", &self.scope)
             .finish()
     }
+}
+
+/// The agents recall reads, from the one source registry.
+pub fn agents() -> String {
+    let name = |s: Source| match s {
+        Source::Dsh => "dsh (DeepSeek Harness)".to_string(),
+        s => s.as_str().to_string(),
+    };
+    Source::ALL
+        .iter()
+        .map(|s| name(*s))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The store at `dir`, opened once it holds an index (never created here).
+fn open(dir: &std::path::Path, cell: &OnceLock<Arc<Store>>) -> Result<Arc<Store>, String> {
+    if let Some(s) = cell.get() {
+        return Ok(s.clone());
+    }
+    let indexed = dir.join(crate::store::catalog::CATALOG).exists()
+        || dir.join(crate::store::manifest::MANIFEST).exists();
+    if !indexed {
+        return Err(
+            "no_index: nothing is indexed yet; run `recall index` (or keep `recall serve` running) and call again"
+                .into(),
+        );
+    }
+    let s = Store::open(dir).map_err(|e| format!("store_unavailable: {e}"))?;
+    Ok(cell.get_or_init(|| Arc::new(s)).clone())
 }
 
 /// The current manifest, read without any write (a corrupt one is an
@@ -49,28 +92,98 @@ fn manifest(store: &Store) -> Result<Arc<recall_core::Manifest>, String> {
     }
 }
 
+/// Title, input schema and output schema (main field, array?) per tool.
+fn metadata(name: &str) -> Option<(&'static str, JsonObject, JsonObject)> {
+    Some(match name {
+        "session_search" => (
+            "Search past sessions",
+            schema::input::<SearchArgs>(),
+            schema::output("sessions", true),
+        ),
+        "session_list" => (
+            "List recent sessions",
+            schema::input::<ListArgs>(),
+            schema::output("sessions", true),
+        ),
+        "session_event_search" => (
+            "Search inside a session",
+            schema::input::<EventSearchArgs>(),
+            schema::output("hits", true),
+        ),
+        "session_event_read" => (
+            "Read a record",
+            schema::input::<EventArgs>(),
+            schema::output("records", true),
+        ),
+        "session_event_trace" => (
+            "Trace a record",
+            schema::input::<EventArgs>(),
+            schema::output("record", false),
+        ),
+        "session_trace" => (
+            "Trace a session's lineage",
+            schema::input::<SessionArgs>(),
+            schema::output("descendants", true),
+        ),
+        _ => return None,
+    })
+}
+
 impl RecallMcp {
-    /// A server over `store` limited to `scope`.
-    pub fn new(store: Arc<Store>, scope: Scope) -> RecallMcp {
+    /// A server over the store folder `dir` limited to `scope`.
+    pub fn new(dir: PathBuf, scope: Scope) -> RecallMcp {
+        let mut tool_router = Self::tool_router();
+        let agents = agents();
+        for route in tool_router.map.values_mut() {
+            let t = &mut route.attr;
+            if let Some((title, input, output)) = metadata(&t.name) {
+                t.title = Some(title.to_string());
+                t.input_schema = Arc::new(input);
+                t.output_schema = Some(Arc::new(output));
+                let mut a = ToolAnnotations::new();
+                a.title = Some(title.to_string());
+                a.read_only_hint = Some(true);
+                a.destructive_hint = Some(false);
+                a.idempotent_hint = Some(true);
+                a.open_world_hint = Some(false);
+                t.annotations = Some(a);
+            }
+            if let Some(d) = &t.description {
+                t.description = Some(d.replace("{agents}", &agents).into());
+            }
+        }
         RecallMcp {
-            store,
+            dir,
+            store: Arc::default(),
             scope,
-            tool_router: Self::tool_router(),
+            tool_router,
         }
     }
 
-    /// Runs `f` on a blocking thread with this call's view and deadline; a
-    /// tool error becomes an `isError` result with its message.
-    async fn call<F>(&self, f: F) -> Result<CallToolResult, ErrorData>
+    /// Parses the arguments and runs `f` on a blocking thread with this
+    /// call's view and deadline; any error (malformed arguments included)
+    /// becomes an `isError` result whose text starts with the error code.
+    async fn call<A, F>(&self, args: JsonObject, f: F) -> Result<CallToolResult, ErrorData>
     where
-        F: FnOnce(&Store, &View, Deadline) -> Result<Value, String> + Send + 'static,
+        A: serde::de::DeserializeOwned + Send + 'static,
+        F: FnOnce(&Call, &A) -> Result<Value, String> + Send + 'static,
     {
-        let store = self.store.clone();
+        let dir = self.dir.clone();
+        let cell = self.store.clone();
         let scope = self.scope.clone();
         let deadline = Deadline::start();
         let job = tokio::task::spawn_blocking(move || {
-            let view = scope.view(manifest(&store)?, SystemTime::now());
-            f(&store, &view, deadline)
+            let a: A = args::parse(args)?;
+            let store = open(&dir, &cell)?;
+            let view: View = scope.view(manifest(&store)?, SystemTime::now());
+            let call = Call {
+                store: &store,
+                view: &view,
+                deadline,
+                clock: tools::host_clock(),
+                daemon: crate::http::client::find(&dir),
+            };
+            f(&call, &a)
         });
         let out = match tokio::time::timeout(tools::DEADLINE, job).await {
             Err(_) => Err("deadline: the call ran out of its 30 s; ask something narrower".into()),
@@ -78,7 +191,11 @@ impl RecallMcp {
             Ok(Ok(r)) => r,
         };
         Ok(match out {
-            Ok(v) => CallToolResult::success(vec![ContentBlock::text(v.to_string())]),
+            Ok(v) => {
+                let mut r = CallToolResult::success(vec![ContentBlock::text(v.to_string())]);
+                r.structured_content = Some(v);
+                r
+            }
             Err(msg) => CallToolResult::error(vec![ContentBlock::text(msg)]),
         })
     }
@@ -88,38 +205,35 @@ impl RecallMcp {
 impl RecallMcp {
     /// Search past coding-agent conversations of this project.
     #[tool(
-        description = "Search past coding-agent sessions of this project. Every word must occur in one message; \"quoted phrases\" keep their spaces. Returns up to 100 sessions (newest first) with up to 3 hit snippets each, the session key, title, cwd and time."
+        description = "Search past coding-agent sessions of this project ({agents}). Every word must occur in one message; \"quoted phrases\" keep their spaces. Returns one page of sessions (limit, default 20; newest first or sort=relevance) with hit snippets, and a cursor for the next page. Each hit's `read` object is the argument of session_event_read for it. The answer fits max_tokens (default 8000): what is cut is named in `truncated`."
     )]
     async fn session_search(
         &self,
-        Parameters(a): Parameters<tools::SearchArgs>,
+        Parameters(a): Parameters<JsonObject>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.call(move |s, v, d| tools::session_search(s, v, &a, d))
-            .await
+        self.call(a, tools::session_search).await
     }
 
     /// Search inside one session.
     #[tool(
-        description = "Search inside one session (key <source>:<id> or a session id). Returns up to 100 matching records in order, with record index, role, time, state (current/superseded) and a snippet."
+        description = "Search inside one session (key <source>:<id> or a session id). Returns one page of matching records in order (limit, default 20) with record index, role, time, state and a snippet, and a cursor for the next page."
     )]
     async fn session_event_search(
         &self,
-        Parameters(a): Parameters<tools::EventSearchArgs>,
+        Parameters(a): Parameters<JsonObject>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.call(move |s, v, d| tools::session_event_search(s, v, &a, d))
-            .await
+        self.call(a, read::session_event_search).await
     }
 
     /// Read a window of records around one record.
     #[tool(
-        description = "Read one record of a session in full, by index or locator, with up to 50 records before and after it (default 5; neighbours are cut to 240 characters)."
+        description = "Read one record of a session, by index or locator, with up to 50 records before and after it (default 5; neighbours cut to 240 characters). The record's text comes as a window: `offset`, `chars`, the full `length`, and `next_offset` to read on; `around` centres the window on a hit."
     )]
     async fn session_event_read(
         &self,
-        Parameters(a): Parameters<tools::EventArgs>,
+        Parameters(a): Parameters<JsonObject>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.call(move |s, v, d| tools::session_event_read(s, v, &a, d))
-            .await
+        self.call(a, read::session_event_read).await
     }
 
     /// Lineage of a session.
@@ -128,45 +242,49 @@ impl RecallMcp {
     )]
     async fn session_trace(
         &self,
-        Parameters(a): Parameters<tools::SessionArgs>,
+        Parameters(a): Parameters<JsonObject>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.call(move |_, v, _| tools::session_trace(v, &a)).await
+        self.call(a, read::session_trace).await
     }
 
     /// What replaced a superseded record.
     #[tool(
-        description = "For one record of a session (by index or locator): whether a rollback, rewind, undo or branch superseded it, which mark did, and the current records that now stand in its place."
+        description = "For one record of a session (by index or locator): whether a rollback, rewind, undo or branch superseded it, which mark did, and the current records that now stand in its place; the record's text as a window (offset, chars, length)."
     )]
     async fn session_event_trace(
         &self,
-        Parameters(a): Parameters<tools::EventArgs>,
+        Parameters(a): Parameters<JsonObject>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.call(move |s, v, d| tools::session_event_trace(s, v, &a, d))
-            .await
+        self.call(a, read::session_event_trace).await
     }
 
     /// Recent sessions.
     #[tool(
-        description = "Recent sessions of this project, newest first (up to 100), optionally filtered by time (since/until: epoch ms or RFC 3339), cwd prefix and sources."
+        description = "Recent sessions of this project ({agents}), newest first, one page at a time (limit, default 20; cursor for the next page), optionally filtered by time (since/until: epoch ms, RFC 3339, 7d, 24h, 2w, today, yesterday), cwd prefix, sources and models."
     )]
     async fn session_list(
         &self,
-        Parameters(a): Parameters<tools::ListArgs>,
+        Parameters(a): Parameters<JsonObject>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.call(move |_, v, _| tools::session_list(v, &a)).await
+        self.call(a, tools::session_list).await
     }
 }
 
-#[tool_handler(
-    router = self.tool_router,
-    name = "recall",
-    instructions = "Read-only search over this project's past coding-agent sessions (Claude Code, Codex, Kimi, Pi, Intendant, DeepSeek Harness, Gemini CLI, Copilot CLI, Qwen Code)."
-)]
-impl ServerHandler for RecallMcp {}
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for RecallMcp {
+    fn get_info(&self) -> ServerConfig {
+        let mut info = ServerConfig::default();
+        info.capabilities = ServerCapabilities::builder().enable_tools().build();
+        info.server_info = Implementation::new("recall", env!("CARGO_PKG_VERSION"));
+        info.instructions = Some(format!(
+            "Read-only search over this project's past coding-agent sessions ({}). Answers are bounded by max_tokens (default 8000) and paged by cursor; every answer says which index revision answered.",
+            agents()
+        ));
+        info
+    }
+}
 
 /// Serves MCP on stdin/stdout until the client closes it.
 pub async fn serve_stdio(server: RecallMcp) -> anyhow::Result<()> {
-    let running = server.serve(rmcp::transport::stdio()).await?;
-    running.waiting().await?;
-    Ok(())
+    frame::serve(server).await
 }

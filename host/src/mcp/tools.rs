@@ -1,28 +1,28 @@
-//! The six MCP tools as plain functions over one call's [`View`]: each takes
-//! its typed arguments and returns JSON, or a clear error message. Output is
-//! bounded (≤ 100 results, snippets ≤ 240 code points); no cursor or limit
-//! is exposed to the model.
+//! The paged tools, `session_search` and `session_list`, as plain functions
+//! over one call ([`Call`]): typed arguments in, a budgeted JSON answer out
+//! (or a `code: message` error). Shared pieces every tool's answer carries
+//! live here too: the `index` block, the empty answer's explanation, the
+//! clock and the deadline.
 
+use super::args::{ListArgs, SearchArgs, Shape, Sort};
 use super::catalog::ReadOnlyCatalog;
 use super::scope::View;
-use crate::lineage;
+use crate::engine::budget::{self, clip, Cut, Fields, Truncated};
 use crate::store::Store;
-use recall_core::model::{Locator, ManifestEntry};
-use recall_core::query::Request;
+use recall_core::query::{QueryError, Request};
+use recall_core::response::SessionHits;
 use recall_core::search::{search, Budgets, SearchEnv};
-use recall_core::session::{
-    self, list_sessions, Address, Entry, SessionListRequest, SessionSearchRequest, WindowRequest,
-};
-use recall_core::PreparedShard;
-use schemars::JsonSchema;
-use serde::Deserialize;
+use recall_core::session::sessions::{sessions, SessionsRequest};
+use recall_core::time::Clock;
+use recall_core::Response;
 use serde_json::{json, Value};
+use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-/// Most results of any tool.
-pub const MAX_RESULTS: usize = 100;
-/// Longest snippet (and neighbour text in a window), in code points.
-pub const MAX_SNIPPET: usize = 240;
+/// Largest page of any paged tool.
+pub const MAX_LIMIT: u64 = 100;
+/// Default page.
+pub const DEFAULT_LIMIT: u64 = 20;
 /// The cooperative deadline of one call.
 pub const DEADLINE: Duration = Duration::from_secs(30);
 
@@ -40,7 +40,8 @@ impl Deadline {
         self.0.saturating_duration_since(Instant::now()).as_millis() as u64
     }
 
-    fn check(&self) -> Result<(), String> {
+    /// `Err` once the deadline has passed.
+    pub fn check(&self) -> Result<(), String> {
         if Instant::now() >= self.0 {
             Err("deadline: the call ran out of its 30 s; ask something narrower".into())
         } else {
@@ -49,134 +50,130 @@ impl Deadline {
     }
 }
 
-/// `session_search` arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SearchArgs {
-    /// Words that must all occur in one message ("quoted phrases" keep their spaces).
-    pub query: String,
-    /// Only these agents: claude-code, codex, kimi, pi, intendant, dsh, gemini, copilot, qwen.
-    #[serde(default)]
-    pub sources: Option<Vec<String>>,
-    /// Only messages at or after this time (epoch ms or RFC 3339).
-    #[serde(default)]
-    pub since: Option<String>,
-    /// Only messages at or before this time (epoch ms or RFC 3339).
-    #[serde(default)]
-    pub until: Option<String>,
-    /// Only sessions whose working directory is this path or under it.
-    #[serde(default)]
-    pub cwd: Option<String>,
+/// The host's clock for relative times (`7d`, `yesterday`): the one clock
+/// of the host (wall time or `--now`, the local zone).
+pub fn host_clock() -> Clock {
+    crate::clock::host_clock()
 }
 
-/// `session_list` arguments.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ListArgs {
-    /// Only sessions active at or after this time (epoch ms or RFC 3339).
-    #[serde(default)]
-    pub since: Option<String>,
-    /// Only sessions that started at or before this time (epoch ms or RFC 3339).
-    #[serde(default)]
-    pub until: Option<String>,
-    /// Only sessions whose working directory is this path or under it.
-    #[serde(default)]
-    pub cwd: Option<String>,
-    /// Only these agents: claude-code, codex, kimi, pi, intendant, dsh, gemini, copilot, qwen.
-    #[serde(default)]
-    pub sources: Option<Vec<String>>,
+/// One tool call: the store, what the call may see, its deadline and clock,
+/// and the daemon to ask first when one serves the same store.
+pub struct Call<'a> {
+    /// The store.
+    pub store: &'a Store,
+    /// The authorized view.
+    pub view: &'a View,
+    /// The deadline.
+    pub deadline: Deadline,
+    /// The caller's clock.
+    pub clock: Clock,
+    /// A live `recall serve` of the same store.
+    pub daemon: Option<SocketAddr>,
 }
 
-/// `session_trace` arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SessionArgs {
-    /// A session key `<source>:<id>`, or a session id that names one session.
-    pub session: String,
+/// `code: message` of a core error.
+pub fn core_err(e: QueryError) -> String {
+    format!("{}: {}", e.code, e.message)
 }
 
-/// `session_event_search` arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct EventSearchArgs {
-    /// A session key `<source>:<id>`, or a session id that names one session.
-    pub session: String,
-    /// Words that must all occur in one message.
-    pub query: String,
-}
-
-/// `session_event_read` / `session_event_trace` arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct EventArgs {
-    /// A session key `<source>:<id>`, or a session id that names one session.
-    pub session: String,
-    /// The record index (as in search results); give this or `locator`.
-    #[serde(default)]
-    pub index: Option<u64>,
-    /// The record's locator object, as search results give it.
-    #[serde(default)]
-    pub locator: Option<Value>,
-    /// Records before it (default 5, at most 50); `session_event_read` only.
-    #[serde(default)]
-    pub before: Option<u64>,
-    /// Records after it (default 5, at most 50); `session_event_read` only.
-    #[serde(default)]
-    pub after: Option<u64>,
-}
-
-fn cut(text: &str) -> (String, bool) {
-    match text.char_indices().nth(MAX_SNIPPET) {
-        Some((i, _)) => (text[..i].to_string(), true),
-        None => (text.to_string(), false),
-    }
-}
-
-/// Caps a snippet at [`MAX_SNIPPET`] code points, clipping its highlight
-/// ranges (byte offsets into the record, the snippet starting at `offset`).
-fn cap_snippet(text: &str, offset: u64, ranges: &[[u64; 2]]) -> (String, Vec<[u64; 2]>) {
-    let (s, _) = cut(text);
-    let end = offset + s.len() as u64;
-    let ranges = ranges
-        .iter()
-        .filter(|r| r[0] < end)
-        .map(|r| [r[0], r[1].min(end)])
-        .collect();
-    (s, ranges)
-}
-
-fn sources_param(s: &Option<Vec<String>>) -> Option<String> {
-    s.as_ref().map(|v| v.join(","))
-}
-
-fn summary(key: &str, e: &ManifestEntry) -> Value {
+/// The `index` block: which revision answered, when it was published, and
+/// whether the daemon or the store answered.
+pub fn index_info(view: &View, revision: u64, via: &str) -> Value {
     json!({
-        "session": key,
-        "source": e.meta.source,
-        "title": e.meta.title,
-        "cwd": e.meta.cwd,
-        "created_ms": e.meta.created_ms,
-        "updated_ms": e.meta.updated_ms,
-        "messages": e.meta.messages,
+        "revision": revision,
+        "updated_ms": view.all.updated_at_ms,
+        "via": via,
     })
 }
 
-/// `session_search`: grouped hits over the visible sessions.
-pub fn session_search(
-    store: &Store,
-    view: &View,
-    a: &SearchArgs,
-    deadline: Deadline,
+/// Why an answer is empty: the scope, how many indexed sessions lie outside
+/// it, and how to widen it.
+pub fn empty_note(view: &View) -> Value {
+    let in_scope = view.visible.sessions.len();
+    let outside = view.all.sessions.len() - in_scope - view.excluded.len();
+    let project = view
+        .project
+        .clone()
+        .unwrap_or_else(|| "(every project)".into());
+    let hint = if view.all.sessions.is_empty() {
+        "the index holds no sessions yet: run `recall index` (or keep `recall serve` running)"
+            .to_string()
+    } else if view.project.is_some() && outside > 0 {
+        format!(
+            "nothing matched among the {in_scope} indexed sessions of {project}; {outside} indexed sessions lie outside this project: restart the server with --all-projects to search them"
+        )
+    } else {
+        format!("nothing matched among the {in_scope} indexed sessions this server may read")
+    };
+    json!({
+        "project": project,
+        "sessions_in_scope": in_scope,
+        "sessions_outside_scope": outside,
+        "own_sessions_hidden": view.excluded.len(),
+        "hint": hint,
+    })
+}
+
+fn limit(n: Option<u64>) -> Result<u64, String> {
+    match n {
+        None => Ok(DEFAULT_LIMIT),
+        Some(n) if (1..=MAX_LIMIT).contains(&n) => Ok(n),
+        Some(n) => Err(format!(
+            "invalid_param: limit must be 1–{MAX_LIMIT}, not {n}"
+        )),
+    }
+}
+
+fn join(v: &Option<Vec<String>>) -> Option<String> {
+    v.as_ref().map(|v| v.join(","))
+}
+
+/// Fits `render` in the budget of `shape`, or says the budget is too small.
+pub fn fit_or_err(
+    shape: Shape,
+    items: usize,
+    hits: usize,
+    text: usize,
+    render: impl FnMut(Cut) -> Value,
 ) -> Result<Value, String> {
+    let tokens =
+        budget::check_tokens(shape.max_tokens).map_err(|m| format!("invalid_param: {m}"))?;
+    budget::fit(budget::max_chars(tokens), items, hits, text, render).ok_or_else(|| {
+        format!("invalid_param: max_tokens {tokens} is too small for even one result; ask for more")
+    })
+}
+
+fn search_request(a: &SearchArgs, view: &View, clock: &Clock, n: u64) -> Request {
     let mut r = Request::new(&a.query);
-    r.source = sources_param(&a.sources);
+    r.source = join(&a.sources);
+    r.role = join(&a.roles);
+    r.model = join(&a.models);
+    r.sort = a.sort.map(|s| match s {
+        Sort::Newest => "newest".to_string(),
+        Sort::Relevance => "relevance".to_string(),
+    });
     r.since = a.since.clone();
     r.until = a.until.clone();
     r.cwd = a.cwd.clone();
-    r.limit = Some(MAX_RESULTS.to_string());
+    r.limit = Some(n.to_string());
+    r.cursor = a.cursor.clone();
+    let _ = view;
+    r.with_default_clock(*clock)
+}
+
+/// Runs `r` through the daemon when one serves the store (filtered to the
+/// view afterwards), else over the view's read-only catalog.
+fn run_search(c: &Call, r: &Request) -> Result<(Response, &'static str), String> {
+    if let Some(addr) = c.daemon {
+        if let Some(mut resp) = crate::http::client::search(addr, r) {
+            resp.sessions
+                .retain(|s| c.view.visible.sessions.contains_key(&s.session_key));
+            return Ok((resp, "daemon"));
+        }
+    }
     let catalog = ReadOnlyCatalog {
-        store,
-        manifest: view.visible.clone(),
+        store: c.store,
+        view: c.view,
     };
     let started = Instant::now();
     let clock = move || started.elapsed().as_millis() as u64;
@@ -184,250 +181,251 @@ pub fn session_search(
         catalog: &catalog,
         clock: &clock,
         budgets: Budgets {
-            scan_ms: deadline.remaining_ms(),
+            scan_ms: c.deadline.remaining_ms(),
             fresh_bytes: u64::MAX,
             ..Budgets::default()
         },
         building: false,
     };
-    let resp = r
-        .parse()
-        .and_then(|q| search(&q, &env))
-        .map_err(|e| format!("{}: {}", e.code, e.message))?;
-    let sessions: Vec<Value> = resp
-        .sessions
-        .iter()
-        .take(MAX_RESULTS)
-        .map(|s| {
-            let hits: Vec<Value> = s
-                .hits
-                .iter()
-                .map(|h| {
-                    let (snippet, ranges) =
-                        cap_snippet(&h.snippet, h.snippet_offset_bytes, &h.ranges);
-                    json!({
-                        "role": h.role,
-                        "ts_ms": h.ts_ms,
-                        "superseded": h.superseded,
-                        "subagent": h.subagent,
-                        "snippet": snippet,
-                        "snippet_offset_bytes": h.snippet_offset_bytes,
-                        "ranges": ranges,
-                        "locator": h.locator,
-                    })
-                })
-                .collect();
-            json!({
-                "session": s.session_key,
-                "source": s.source,
-                "title": s.title,
-                "cwd": s.cwd,
-                "best_ts_ms": s.best_ts_ms,
-                "total_hits": s.total_hits,
-                "hits": hits,
-            })
-        })
-        .collect();
-    Ok(json!({
-        "sessions": sessions,
-        "more": resp.cursor.is_some(),
-        "partial": resp.partial_reason.is_some(),
-    }))
+    let resp = r.parse().and_then(|q| search(&q, &env)).map_err(core_err)?;
+    Ok((resp, "store"))
 }
 
-/// `session_list`: visible sessions, newest first, at most 100
-/// (`recall_core::session::list_sessions`).
-pub fn session_list(view: &View, a: &ListArgs) -> Result<Value, String> {
-    let sources = sources_param(&a.sources);
-    let pairs = [
-        ("source", sources.as_deref()),
-        ("cwd", a.cwd.as_deref()),
-        ("since", a.since.as_deref()),
-        ("until", a.until.as_deref()),
-    ];
-    let req =
-        SessionListRequest::from_pairs(pairs.into_iter().filter_map(|(k, v)| v.map(|v| (k, v))))
-            .map_err(|e| format!("{}: {}", e.code, e.message))?;
-    let rows =
-        list_sessions(&view.visible, &req).map_err(|e| format!("{}: {}", e.code, e.message))?;
-    let more = rows.len() > MAX_RESULTS;
-    let sessions: Vec<Value> = rows
-        .into_iter()
-        .take(MAX_RESULTS)
-        .map(|(k, e)| summary(k, e))
-        .collect();
-    Ok(json!({"sessions": sessions, "more": more}))
-}
-
-/// `session_trace`: the lineage of a visible session; ancestors and
-/// descendants outside the view become `{outside_scope: true}`.
-pub fn session_trace(view: &View, a: &SessionArgs) -> Result<Value, String> {
-    let key = view.resolve(&a.session)?;
-    let mut ancestors = Value::Array(lineage::ancestors(&view.all, &key));
-    let mut descendants = Value::Array(lineage::descendants(&view.all, &key));
-    view.redact(&mut ancestors);
-    view.redact(&mut descendants);
-    Ok(json!({"session": key, "ancestors": ancestors, "descendants": descendants}))
-}
-
-fn load(
-    store: &Store,
-    view: &View,
-    session: &str,
-    deadline: Deadline,
-) -> Result<(String, String, PreparedShard), String> {
-    let key = view.resolve(session)?;
-    deadline.check()?;
-    let entry = view
-        .visible
-        .sessions
-        .get(&key)
-        .ok_or_else(|| "session_not_found".to_string())?;
-    let catalog = ReadOnlyCatalog {
-        store,
-        manifest: view.visible.clone(),
-    };
-    let p = catalog.prepared(entry, true)?;
-    Ok((key, entry.generation_file.clone(), p))
-}
-
-fn address(a: &EventArgs) -> Result<Address, String> {
-    match (a.index, &a.locator) {
-        (Some(i), None) => Ok(Address::Index(i)),
-        (None, Some(l)) => {
-            let parsed: Result<Locator, _> = match l {
-                Value::String(s) => serde_json::from_str(s),
-                other => serde_json::from_value(other.clone()),
-            };
-            parsed
-                .map(Address::Locator)
-                .map_err(|_| "invalid_param: locator is not a locator object".to_string())
-        }
-        _ => Err("invalid_param: give exactly one of index and locator".into()),
+fn hit_json(
+    key: &str,
+    h: &recall_core::response::Hit,
+    f: Fields,
+    text: usize,
+    t: &mut Truncated,
+) -> Value {
+    let (snippet, cut) = clip(&h.snippet, text);
+    t.chars += cut;
+    if f == Fields::Minimal {
+        return json!({"snippet": snippet});
     }
+    let end = h.snippet_offset_bytes + snippet.len() as u64;
+    let ranges: Vec<[u64; 2]> = h
+        .ranges
+        .iter()
+        .filter(|r| r[0] < end)
+        .map(|r| [r[0], r[1].min(end)])
+        .collect();
+    let around = h.ranges.first().map_or(h.snippet_offset_bytes, |r| r[0]);
+    let mut v = json!({
+        "role": h.role,
+        "ts_ms": h.ts_ms,
+        "snippet": snippet,
+        "locator": h.locator,
+        "read": {"session": key, "locator": h.locator, "around": around},
+    });
+    if h.superseded {
+        v["superseded"] = json!(true);
+    }
+    if h.subagent {
+        v["subagent"] = json!(true);
+    }
+    if f == Fields::Full {
+        v["snippet_offset_bytes"] = json!(h.snippet_offset_bytes);
+        v["ranges"] = json!(ranges);
+        v["seq"] = json!(h.seq);
+        v["truncated"] = json!(h.truncated);
+    }
+    v
 }
 
-/// `session_event_search`: hits inside one session, in record order.
-pub fn session_event_search(
-    store: &Store,
-    view: &View,
-    a: &EventSearchArgs,
-    deadline: Deadline,
-) -> Result<Value, String> {
-    let (key, generation, p) = load(store, view, &a.session, deadline)?;
-    let req = SessionSearchRequest {
-        q: a.query.clone(),
-        limit: Some(MAX_RESULTS as u64),
-        ..SessionSearchRequest::default()
+fn session_json(s: &SessionHits, f: Fields, c: Cut, t: &mut Truncated) -> Value {
+    let per = if f == Fields::Minimal {
+        c.hits.min(1)
+    } else {
+        c.hits
     };
-    let r = session::search_session(&p, &generation, &req)
-        .map_err(|e| format!("{}: {}", e.code, e.message))?;
-    let hits: Vec<Value> = r
+    t.hits += s.hits.len().saturating_sub(per) as u64;
+    let hits: Vec<Value> = s
         .hits
         .iter()
-        .map(|h| {
-            let (snippet, ranges) = cap_snippet(&h.snippet, h.snippet_offset_bytes, &h.ranges);
-            json!({
-                "index": h.index,
-                "role": h.role,
-                "ts_ms": h.ts_ms,
-                "state": h.state,
-                "subagent": h.subagent,
-                "snippet": snippet,
-                "snippet_offset_bytes": h.snippet_offset_bytes,
-                "ranges": ranges,
-            })
-        })
+        .take(per)
+        .map(|h| hit_json(&s.session_key, h, f, c.text, t))
         .collect();
-    Ok(json!({
-        "session": key,
-        "total_hits": r.total_hits,
+    let (title, cut) = clip(s.title.as_deref().unwrap_or(""), c.text.max(80));
+    t.chars += cut;
+    let mut v = json!({
+        "session": s.session_key,
+        "title": title,
+        "best_ts_ms": s.best_ts_ms,
         "hits": hits,
-        "more": r.cursor.is_some(),
-    }))
-}
-
-fn entry_json(e: &Entry, full: bool) -> Value {
-    let (text, was_cut) = if full {
-        (e.text.clone(), false)
-    } else {
-        cut(&e.text)
-    };
-    json!({
-        "index": e.index,
-        "role": e.role,
-        "ts_ms": e.ts_ms,
-        "state": e.state,
-        "subagent": e.subagent,
-        "truncated": e.truncated,
-        "text": text,
-        "cut": was_cut,
-    })
-}
-
-/// `session_event_read`: one record in full with its neighbours (their
-/// texts capped at 240 code points).
-pub fn session_event_read(
-    store: &Store,
-    view: &View,
-    a: &EventArgs,
-    deadline: Deadline,
-) -> Result<Value, String> {
-    let at = address(a)?;
-    let (key, _, p) = load(store, view, &a.session, deadline)?;
-    let w = session::window(
-        &p,
-        &WindowRequest {
-            at,
-            before: a.before,
-            after: a.after,
-        },
-    )
-    .map_err(|e| format!("{}: {}", e.code, e.message))?;
-    let entries: Vec<Value> = w
-        .entries
-        .iter()
-        .map(|e| entry_json(e, e.index == w.center))
-        .collect();
-    Ok(json!({"session": key, "center": w.center, "records": entries}))
-}
-
-/// `session_event_trace`: what superseded a record and what stands in its place.
-pub fn session_event_trace(
-    store: &Store,
-    view: &View,
-    a: &EventArgs,
-    deadline: Deadline,
-) -> Result<Value, String> {
-    let at = address(a)?;
-    let (key, _, p) = load(store, view, &a.session, deadline)?;
-    let t = session::trace_record(&p, &at).map_err(|e| format!("{}: {}", e.code, e.message))?;
-    let replaced: Vec<Value> = t
-        .replaced_by
-        .iter()
-        .take(MAX_RESULTS)
-        .map(|e| entry_json(e, false))
-        .collect();
-    Ok(json!({
-        "session": key,
-        "record": entry_json(&t.record, false),
-        "superseded_by": t.superseded_by,
-        "replaced_by": replaced,
-        "origin": t.origin,
-    }))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn snippets_are_capped_in_code_points() {
-        let text = "é".repeat(300);
-        let (s, r) = cap_snippet(&text, 10, &[[10, 20], [600, 610]]);
-        assert_eq!(s.chars().count(), MAX_SNIPPET);
-        assert_eq!(r, vec![[10, 20]]);
-        let (s, r) = cap_snippet("short", 0, &[[0, 5]]);
-        assert_eq!((s.as_str(), r), ("short", vec![[0, 5]]));
+    });
+    if f != Fields::Minimal {
+        v["source"] = json!(s.source);
+        v["cwd"] = json!(s.cwd);
+        v["total_hits"] = json!(s.total_hits);
+        if let Some(r) = &s.relevance {
+            v["relevance"] = json!(r.score);
+        }
     }
+    if f == Fields::Full {
+        v["session_id"] = json!(s.session_id);
+        v["branch"] = json!(s.branch);
+        v["updated_ms"] = json!(s.updated_ms);
+        v["messages"] = json!(s.messages);
+        v["source_gone"] = json!(s.source_gone);
+    }
+    v
+}
+
+/// `session_search`: one budgeted page of grouped hits over the view.
+pub fn session_search(c: &Call, a: &SearchArgs) -> Result<Value, String> {
+    let n = limit(a.limit)?;
+    let shape = Shape::of(a.max_tokens, a.fields);
+    let f = shape.fields();
+    let r = search_request(a, c.view, &c.clock, n);
+    let (resp, via) = run_search(c, &r)?;
+    let items = resp.sessions.len();
+    let hits = resp
+        .sessions
+        .iter()
+        .map(|s| s.hits.len())
+        .max()
+        .unwrap_or(0);
+    let text = longest(
+        resp.sessions
+            .iter()
+            .flat_map(|s| s.hits.iter().map(|h| h.snippet.as_str())),
+    );
+    // The cursor after the last kept session: the core's own, by asking
+    // again for just that many sessions when the budget keeps fewer.
+    let mut cursors: std::collections::HashMap<usize, Option<String>> = Default::default();
+    cursors.insert(items, resp.cursor.clone());
+    let mut cursor_for = |k: usize| -> Option<String> {
+        if let Some(cur) = cursors.get(&k) {
+            return cur.clone();
+        }
+        let mut again = r.clone();
+        again.limit = Some(k.max(1).to_string());
+        let cur = run_search(c, &again).ok().and_then(|(x, _)| x.cursor);
+        cursors.insert(k, cur.clone());
+        cur
+    };
+    let index = index_info(c.view, resp.revision, via);
+    let partial = resp.partial_reason.is_some();
+    let answer = fit_or_err(shape, items, hits, text, |cut| {
+        let mut t = Truncated {
+            sessions: items.saturating_sub(cut.items) as u64,
+            ..Truncated::default()
+        };
+        let sessions: Vec<Value> = resp
+            .sessions
+            .iter()
+            .take(cut.items)
+            .map(|s| session_json(s, f, cut, &mut t))
+            .collect();
+        let mut v = json!({"sessions": sessions, "index": index});
+        if let Some(cur) = cursor_for(cut.items) {
+            v["cursor"] = json!(cur);
+        }
+        if t.any() {
+            v["truncated"] = json!(t);
+        }
+        if partial {
+            v["partial"] = json!(true);
+        }
+        if items == 0 {
+            v["empty"] = empty_note(c.view);
+        }
+        v
+    })?;
+    Ok(answer)
+}
+
+/// The longest of `texts`, in characters.
+pub fn longest<'a>(texts: impl Iterator<Item = &'a str>) -> usize {
+    texts.map(|s| s.chars().count()).max().unwrap_or(0)
+}
+
+/// `session_list`: one budgeted page of the view's sessions, newest first
+/// (the core's session list and its keyset cursor).
+pub fn session_list(c: &Call, a: &ListArgs) -> Result<Value, String> {
+    let n = limit(a.limit)?;
+    let shape = Shape::of(a.max_tokens, a.fields);
+    let f = shape.fields();
+    let sources = join(&a.sources);
+    let models = join(&a.models);
+    let now = c.clock.now_ms.to_string();
+    let offset = c.clock.utc_offset_min.to_string();
+    let run = |k: u64| {
+        let k = k.to_string();
+        let pairs = [
+            ("source", sources.as_deref()),
+            ("model", models.as_deref()),
+            ("cwd", a.cwd.as_deref()),
+            ("since", a.since.as_deref()),
+            ("until", a.until.as_deref()),
+            ("cursor", a.cursor.as_deref()),
+            ("limit", Some(k.as_str())),
+            ("now_ms", Some(now.as_str())),
+            ("utc_offset_min", Some(offset.as_str())),
+        ];
+        let req =
+            SessionsRequest::from_pairs(pairs.into_iter().filter_map(|(k, v)| v.map(|v| (k, v))))
+                .map_err(core_err)?;
+        sessions(&c.view.visible, &req).map_err(core_err)
+    };
+    let page = run(n)?;
+    let items = page.sessions.len();
+    let text = longest(
+        page.sessions
+            .iter()
+            .map(|s| s.summary.title.as_deref().unwrap_or("")),
+    );
+    let index = index_info(c.view, c.view.all.revision, "store");
+    fit_or_err(shape, items, 0, text, |cut| {
+        let mut t = Truncated {
+            sessions: items.saturating_sub(cut.items) as u64,
+            ..Truncated::default()
+        };
+        let rows: Vec<Value> = page
+            .sessions
+            .iter()
+            .take(cut.items)
+            .map(|row| {
+                let s = &row.summary;
+                let (title, chars) = clip(s.title.as_deref().unwrap_or(""), cut.text);
+                t.chars += chars;
+                let mut v = json!({
+                    "session": s.session_key,
+                    "title": title,
+                    "created_ms": s.created_ms,
+                    "updated_ms": s.updated_ms,
+                });
+                if f != Fields::Minimal {
+                    v["source"] = json!(s.source);
+                    v["cwd"] = json!(s.cwd);
+                    v["messages"] = json!(s.messages);
+                }
+                if f == Fields::Full {
+                    v["session_id"] = json!(s.session_id);
+                    v["branch"] = json!(s.branch);
+                    v["models"] = json!(s.models);
+                    v["records"] = json!(s.records);
+                    v["children"] = json!(row.children);
+                }
+                v
+            })
+            .collect();
+        let cursor = if cut.items == items {
+            page.cursor.clone()
+        } else {
+            run(cut.items as u64).ok().and_then(|p| p.cursor)
+        };
+        let mut v = json!({"sessions": rows, "total": page.total, "index": index});
+        if let Some(cur) = cursor {
+            v["cursor"] = json!(cur);
+        }
+        if t.any() {
+            v["truncated"] = json!(t);
+        }
+        if items == 0 {
+            v["empty"] = empty_note(c.view);
+        }
+        v
+    })
 }
