@@ -47,8 +47,14 @@ fn corpus_home(s: &Scratch) -> Vec<(PathBuf, String)> {
         out.push((dst, from.to_string()));
     };
     s.write(".gemini/tmp/proj/.project_root", b"/home/u/proj\n");
-    for f in ["session-2025-12-12T23-27-30606aa5.json", "session-2025-12-13T18-50-ed4c9337.json"] {
-        put(format!(".gemini/tmp/proj/chats/{f}"), &format!("gemini/{f}"));
+    for f in [
+        "session-2025-12-12T23-27-30606aa5.json",
+        "session-2025-12-13T18-50-ed4c9337.json",
+    ] {
+        put(
+            format!(".gemini/tmp/proj/chats/{f}"),
+            &format!("gemini/{f}"),
+        );
     }
     for id in [
         "27d495d1-de2d-449d-af11-d42d4d6ef80d",
@@ -117,25 +123,56 @@ fn corpus_files_give_the_hand_listed_conversation() {
         assert_eq!(m.cwd.as_deref(), Some(cwd), "{file}: cwd");
         assert_eq!(m.branch.as_deref(), e["branch"].as_str(), "{file}: branch");
         assert_eq!(m.models, strs(&e["models"]), "{file}: models");
-        assert_eq!(m.created_ms, Some(iso(e["created"].as_str().unwrap())), "{file}");
-        assert_eq!(m.updated_ms, Some(iso(e["updated"].as_str().unwrap())), "{file}");
+        assert_eq!(
+            m.created_ms,
+            Some(iso(e["created"].as_str().unwrap())),
+            "{file}"
+        );
+        assert_eq!(
+            m.updated_ms,
+            Some(iso(e["updated"].as_str().unwrap())),
+            "{file}"
+        );
         let users = strs(&e["users"]);
         assert_eq!(texts(&x, Role::User), users, "{file}: user texts");
-        assert_eq!(m.title.as_deref(), users.first().map(|u| &u[..u.len().min(80)]), "{file}: title");
+        assert_eq!(
+            m.title.as_deref(),
+            users.first().map(|u| &u[..u.len().min(80)]),
+            "{file}: title"
+        );
         let assistants = texts(&x, Role::Assistant);
         let prefixes = strs(&e["assistants"]);
-        assert_eq!(assistants.len(), prefixes.len(), "{file}: assistant count {assistants:?}");
+        assert_eq!(
+            assistants.len(),
+            prefixes.len(),
+            "{file}: assistant count {assistants:?}"
+        );
         for (a, p) in assistants.iter().zip(&prefixes) {
-            assert!(a.starts_with(p.as_str()), "{file}: {a:?} does not start with {p:?}");
+            assert!(
+                a.starts_with(p.as_str()),
+                "{file}: {a:?} does not start with {p:?}"
+            );
         }
-        let tools: Vec<&MessageRecord> = x.records.iter().filter(|r| r.role == Role::Tool).collect();
-        assert_eq!(tools.len() as u64, e["tools"].as_u64().unwrap(), "{file}: tool rows");
+        let tools: Vec<&MessageRecord> =
+            x.records.iter().filter(|r| r.role == Role::Tool).collect();
+        assert_eq!(
+            tools.len() as u64,
+            e["tools"].as_u64().unwrap(),
+            "{file}: tool rows"
+        );
         for t in strs(&e["tool_contains"]) {
-            assert!(tools.iter().any(|r| r.text.contains(&t)), "{file}: no tool row has {t:?}");
+            assert!(
+                tools.iter().any(|r| r.text.contains(&t)),
+                "{file}: no tool row has {t:?}"
+            );
         }
         for bad in strs(&e["absent"]) {
             for r in x.records.iter().filter(|r| r.role != Role::Tool) {
-                assert!(!r.text.contains(&bad), "{file}: {bad:?} is in a {:?} record", r.role);
+                assert!(
+                    !r.text.contains(&bad),
+                    "{file}: {bad:?} is in a {:?} record",
+                    r.role
+                );
             }
         }
         let program = match m.source {
@@ -143,7 +180,11 @@ fn corpus_files_give_the_hand_listed_conversation() {
             Source::Qwen => "qwen --resume",
             _ => "copilot --resume",
         };
-        assert_eq!(m.resume, Some(format!("{program} {}", m.session_id)), "{file}");
+        assert_eq!(
+            m.resume,
+            Some(format!("{program} {}", m.session_id)),
+            "{file}"
+        );
         assert!(x.marks.is_empty(), "{file}: no supersession");
     }
 }
@@ -216,7 +257,10 @@ fn gemini_replay_log_upserts_rewinds_and_checkpoints() {
     assert_eq!(x.meta.models, vec!["gemini-2.5-pro", "gemini-2.5-flash"]);
     let tools = texts(&x, Role::Tool);
     // The checkpoint's copy (masked output) is the tool row's last body.
-    assert_eq!(tools, vec!["read_file {\"path\":\"notes.md\"}\n[masked tool output]"]);
+    assert_eq!(
+        tools,
+        vec!["read_file {\"path\":\"notes.md\"}\n[masked tool output]"]
+    );
     for bad in [
         "SECRET FILE BODY",
         "HIDDEN THOUGHT",
@@ -232,7 +276,10 @@ fn gemini_replay_log_upserts_rewinds_and_checkpoints() {
             "{bad} must not be indexed"
         );
     }
-    assert_eq!(x.meta.resume.as_deref(), Some("gemini --resume 6f1c2a9e-4b7d-4e21-9a3f-0c5d8e7b1a24"));
+    assert_eq!(
+        x.meta.resume.as_deref(),
+        Some("gemini --resume 6f1c2a9e-4b7d-4e21-9a3f-0c5d8e7b1a24")
+    );
 }
 
 /// Discovery: a slug folder maps to its cwd through `projects.json`
@@ -244,21 +291,38 @@ fn gemini_replay_log_upserts_rewinds_and_checkpoints() {
 fn gemini_discovery_maps_folders_to_cwds_and_subagents_to_parents() {
     let s = Scratch::new("next-gemini-disc");
     let hashed = "/home/u/hashed";
-    let hash: String = Sha256::digest(hashed.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
+    let hash: String = Sha256::digest(hashed.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
     s.write(
         ".gemini/projects.json",
         format!(r#"{{"projects":{{"/home/u/slugged":"slugged","{hashed}":"other"}}}}"#).as_bytes(),
     );
     let replay = std::fs::read(fixture("gemini-replay.jsonl")).expect("fixture");
     let parent = "6f1c2a9e-4b7d-4e21-9a3f-0c5d8e7b1a24";
-    s.write(".gemini/tmp/slugged/chats/session-2026-05-01T10-00-6f1c2a9e.jsonl", &replay);
-    s.write(".gemini/tmp/slugged/chats/session-2026-05-01T10-00-6f1c2a9e.json", b"{}");
+    s.write(
+        ".gemini/tmp/slugged/chats/session-2026-05-01T10-00-6f1c2a9e.jsonl",
+        &replay,
+    );
+    s.write(
+        ".gemini/tmp/slugged/chats/session-2026-05-01T10-00-6f1c2a9e.json",
+        b"{}",
+    );
     let sub = r#"{"sessionId":"9d3e1b7a-2c4f-4a6e-8b0d-1f2e3a4b5c6d","projectHash":"x","kind":"subagent"}
 {"id":"s1","timestamp":"2026-05-01T10:05:00.000Z","type":"user","content":[{"text":"subagent task"}]}
 "#;
-    s.write(&format!(".gemini/tmp/slugged/chats/{parent}/9d3e1b7a.jsonl"), sub.as_bytes());
-    let legacy = std::fs::read(shared().join("corpus/gemini/session-2025-12-13T18-50-ed4c9337.json")).expect("corpus");
-    s.write(&format!(".gemini/tmp/{hash}/chats/session-2025-12-13T18-50-ed4c9337.json"), &legacy);
+    s.write(
+        &format!(".gemini/tmp/slugged/chats/{parent}/9d3e1b7a.jsonl"),
+        sub.as_bytes(),
+    );
+    let legacy =
+        std::fs::read(shared().join("corpus/gemini/session-2025-12-13T18-50-ed4c9337.json"))
+            .expect("corpus");
+    s.write(
+        &format!(".gemini/tmp/{hash}/chats/session-2025-12-13T18-50-ed4c9337.json"),
+        &legacy,
+    );
     let units: Vec<SessionSource> = discover(&roots(&s.0))
         .into_iter()
         .filter(|u| u.source == Source::Gemini)
@@ -277,7 +341,13 @@ fn gemini_discovery_maps_folders_to_cwds_and_subagents_to_parents() {
     let link = child.meta.parent.as_ref().expect("parent link");
     assert_eq!(link.key, format!("gemini:{parent}"));
     assert_eq!(child.meta.resume, None);
-    assert_eq!(by_id("ed4c9337-c776-4baf-b346-fe6afc394847").meta.cwd.as_deref(), Some(hashed));
+    assert_eq!(
+        by_id("ed4c9337-c776-4baf-b346-fe6afc394847")
+            .meta
+            .cwd
+            .as_deref(),
+        Some(hashed)
+    );
 }
 
 /// Qwen Code records chain by `parentUuid` (`chatRecordingService.ts`
@@ -303,7 +373,11 @@ fn qwen_branch_keeps_the_active_path_and_marks_the_rest() {
     );
     assert_eq!(
         prose(&x, Role::Assistant),
-        vec![t("first answer", false), t("abandoned answer", true), t("kept answer", false)]
+        vec![
+            t("first answer", false),
+            t("abandoned answer", true),
+            t("kept answer", false)
+        ]
     );
     assert_eq!(x.meta.title.as_deref(), Some("Qwen branch title"));
     assert_eq!(x.meta.cwd.as_deref(), Some("/repo/app"));
@@ -333,7 +407,9 @@ fn ids_outside_the_uuid_syntax_get_no_resume_command() {
         format!("{{\"type\":\"session.start\",\"data\":{{\"sessionId\":\"{bad}\"}}}}\n{{\"type\":\"user.message\",\"data\":{{\"content\":\"hello\"}}}}\n").as_bytes(),
     );
     for (source, p) in [(Source::Gemini, g), (Source::Qwen, q), (Source::Copilot, c)] {
-        let x = extract(&one(source, &p, Value::Null)).expect("reads").expect("session");
+        let x = extract(&one(source, &p, Value::Null))
+            .expect("reads")
+            .expect("session");
         assert_eq!(x.meta.session_id, bad, "{source:?}");
         assert_eq!(x.meta.resume, None, "{source:?}");
     }
@@ -347,8 +423,16 @@ fn hostile_files_cost_counts_not_sessions() {
     let s = Scratch::new("next-hostile");
     let corpus = shared().join("corpus");
     for (source, rel, prefix) in [
-        (Source::Qwen, "qwen/projects__-work__chats__a719f84a-209d-406a-8e6c-dc671c9c0192.jsonl", &b"{\"uuid\":\""[..]),
-        (Source::Copilot, "copilot-cli/e317ef84-75eb-4afe-a1c6-0bd44c47f978__events.jsonl", &b"{\"type\":\""[..]),
+        (
+            Source::Qwen,
+            "qwen/projects__-work__chats__a719f84a-209d-406a-8e6c-dc671c9c0192.jsonl",
+            &b"{\"uuid\":\""[..],
+        ),
+        (
+            Source::Copilot,
+            "copilot-cli/e317ef84-75eb-4afe-a1c6-0bd44c47f978__events.jsonl",
+            &b"{\"type\":\""[..],
+        ),
     ] {
         let p = s.path(&format!("{}/events.jsonl", source.as_str()));
         std::fs::copy(corpus.join(rel), &p).expect("copy");
@@ -358,14 +442,25 @@ fn hostile_files_cost_counts_not_sessions() {
         }
         append_huge_line(&p, 70 << 20);
         append(&p, b"{\"type\":\"user\",\"torn");
-        let x = extract(&one(source, &p, Value::Null)).expect("reads").expect("session");
-        assert_eq!(texts(&x, Role::User), vec!["What does average_item_price do? One sentence."]);
-        assert!(x.diagnostics.bad_lines >= 2, "{source:?}: {:?}", x.diagnostics);
+        let x = extract(&one(source, &p, Value::Null))
+            .expect("reads")
+            .expect("session");
+        assert_eq!(
+            texts(&x, Role::User),
+            vec!["What does average_item_price do? One sentence."]
+        );
+        assert!(
+            x.diagnostics.bad_lines >= 2,
+            "{source:?}: {:?}",
+            x.diagnostics
+        );
         assert_eq!(x.diagnostics.huge_lines, 1, "{source:?}");
         assert_eq!(x.diagnostics.torn_tails, 1, "{source:?}");
     }
     let broken = s.write("broken.json", b"{\"sessionId\": \"x\", \"messages\": [");
-    assert!(extract(&one(Source::Gemini, &broken, Value::Null)).expect("no io error").is_none());
+    assert!(extract(&one(Source::Gemini, &broken, Value::Null))
+        .expect("no io error")
+        .is_none());
     #[cfg(unix)]
     {
         let home = Scratch::new("next-fifo");
@@ -374,7 +469,10 @@ fn hostile_files_cost_counts_not_sessions() {
         // SAFETY: mkfifo on a path we own.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
         let units = discover(&roots(&home.0));
-        assert!(units.iter().all(|u| u.source != Source::Copilot), "a FIFO is never a unit");
+        assert!(
+            units.iter().all(|u| u.source != Source::Copilot),
+            "a FIFO is never a unit"
+        );
         let err = extract(&one(Source::Copilot, &dir, Value::Null));
         assert!(err.is_err(), "opening a FIFO is refused, not blocked on");
     }
@@ -390,8 +488,14 @@ fn resuming_a_checkpoint_equals_a_full_extraction() {
     for (source, from) in [
         (Source::Gemini, fixture("gemini-replay.jsonl")),
         (Source::Qwen, fixture("qwen-branch.jsonl")),
-        (Source::Qwen, corpus.join("qwen/projects__-work__chats__27d495d1-de2d-449d-af11-d42d4d6ef80d.jsonl")),
-        (Source::Copilot, corpus.join("copilot-cli/049410b4-c1df-44ee-87a5-caa1c349091e__events.jsonl")),
+        (
+            Source::Qwen,
+            corpus.join("qwen/projects__-work__chats__27d495d1-de2d-449d-af11-d42d4d6ef80d.jsonl"),
+        ),
+        (
+            Source::Copilot,
+            corpus.join("copilot-cli/049410b4-c1df-44ee-87a5-caa1c349091e__events.jsonl"),
+        ),
     ] {
         let bytes = std::fs::read(&from).expect("fixture");
         let lines: Vec<&[u8]> = bytes.split_inclusive(|b| *b == b'\n').collect();

@@ -51,7 +51,10 @@ const CATALOG: &[u8] = br#"{"schema":2,"parser_version":1,"store_id":"abc","revi
 #[test]
 fn every_fuzzed_source_has_a_seed_session() {
     for source in fuzzing::SOURCES {
-        assert!(fuzzing::has_unit(source), "{source:?}: no unit in the fuzz home");
+        assert!(
+            fuzzing::has_unit(source),
+            "{source:?}: no unit in the fuzz home"
+        );
     }
 }
 

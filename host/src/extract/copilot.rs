@@ -121,7 +121,10 @@ impl LineState for State {
                 }
                 let ctx = data.get("context").cloned().unwrap_or(Value::Null);
                 self.cwd = self.cwd.take().or(str_of(&ctx, "cwd").map(str::to_string));
-                self.branch = self.branch.take().or(str_of(&ctx, "branch").map(str::to_string));
+                self.branch = self
+                    .branch
+                    .take()
+                    .or(str_of(&ctx, "branch").map(str::to_string));
             }
             "session.model_change" => {
                 if let Some(m) = str_of(&data, "newModel") {
@@ -142,7 +145,8 @@ impl LineState for State {
                 let text = str_of(&data, "content").unwrap_or("");
                 if !blank(text) {
                     let loc = key(str_of(&data, "messageId").or(str_of(&e, "id")));
-                    self.drafts.push(Draft::new(Role::Assistant, ts, text.to_string(), loc));
+                    self.drafts
+                        .push(Draft::new(Role::Assistant, ts, text.to_string(), loc));
                 }
                 let reqs = data.get("toolRequests").and_then(Value::as_array);
                 for r in reqs.into_iter().flatten() {
@@ -155,7 +159,8 @@ impl LineState for State {
                 }
             }
             "tool.execution_complete" => {
-                let Some(i) = str_of(&data, "toolCallId").and_then(|c| self.pending.remove(c)) else {
+                let Some(i) = str_of(&data, "toolCallId").and_then(|c| self.pending.remove(c))
+                else {
                     return true;
                 };
                 let out = data
@@ -188,9 +193,9 @@ impl LineState for State {
     }
 
     fn finish(self, call: &Call, path: &Path) -> Option<Extracted> {
-        let session_id = self.id.or_else(|| {
-            path.parent()?.file_name()?.to_str().map(str::to_string)
-        })?;
+        let session_id = self
+            .id
+            .or_else(|| path.parent()?.file_name()?.to_str().map(str::to_string))?;
         let header = Header {
             source: Source::Copilot,
             session_id,
@@ -202,13 +207,26 @@ impl LineState for State {
             paths: vec![path.to_string_lossy().into_owned()],
             models: self.models,
         };
-        assemble(header, self.drafts, Vec::new(), Diagnostics::default(), mtime_ms(path))
+        assemble(
+            header,
+            self.drafts,
+            Vec::new(),
+            Diagnostics::default(),
+            mtime_ms(path),
+        )
     }
 }
 
 /// `customTitle` of the unit's `vscode.metadata.json`, if it has one.
 fn custom_title(call: &Call) -> Option<String> {
-    let f = call.src.files.iter().skip(1).find(|f| f.ends_with(METADATA))?;
+    let f = call
+        .src
+        .files
+        .iter()
+        .skip(1)
+        .find(|f| f.ends_with(METADATA))?;
     let v: Value = serde_json::from_slice(&read_small(f, 1 << 20).ok()?).ok()?;
-    str_of(&v, "customTitle").filter(|t| !blank(t)).map(str::to_string)
+    str_of(&v, "customTitle")
+        .filter(|t| !blank(t))
+        .map(str::to_string)
 }

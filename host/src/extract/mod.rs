@@ -58,7 +58,10 @@ pub fn agent_names() -> String {
             seen.push(a.source);
         }
     }
-    seen.iter().map(|s| s.label()).collect::<Vec<_>>().join(", ")
+    seen.iter()
+        .map(|s| s.label())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The canonical source ids of the registry (`claude-code, codex, …`).

@@ -16,7 +16,12 @@ pub fn source_spellings(s: Source) -> &'static [&'static str] {
         Source::Intendant => &["intendant"],
         Source::Dsh => &["dsh", "deepseek-harness"],
         Source::Gemini => &["gemini", "gemini-cli"],
-        Source::Copilot => &["copilot", "copilot-cli", "github-copilot", "github-copilot-cli"],
+        Source::Copilot => &[
+            "copilot",
+            "copilot-cli",
+            "github-copilot",
+            "github-copilot-cli",
+        ],
         Source::Qwen => &["qwen", "qwen-code"],
     }
 }

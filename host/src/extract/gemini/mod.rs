@@ -27,7 +27,9 @@ use super::feed::{Call, Fed, Outcome};
 use super::json::{blank, tool_call_text};
 use super::single::{self, parts_text, str_of, ts_of, LineState};
 use super::{Diagnostics, ExtractError, Extracted};
-use recall_core::model::{add_model, session_key, Mark, Parent, Relation, Role, SessionMeta, Source};
+use recall_core::model::{
+    add_model, session_key, Mark, Parent, Relation, Role, SessionMeta, Source,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::HashSet;
@@ -48,7 +50,9 @@ impl Agent for Gemini {
 
     fn root(home: &Path, env: Option<PathBuf>) -> PathBuf {
         // GEMINI_CLI_HOME replaces the home directory (`utils/paths.ts`).
-        env.unwrap_or_else(|| home.to_path_buf()).join(".gemini").join("tmp")
+        env.unwrap_or_else(|| home.to_path_buf())
+            .join(".gemini")
+            .join("tmp")
     }
 
     fn discover(root: &Path) -> Vec<super::SessionSource> {
@@ -76,7 +80,11 @@ impl Agent for Gemini {
     fn resume_command(meta: &SessionMeta, _subagent: bool) -> Option<String> {
         // `gemini --resume <index|UUID>` (packages/cli/src/config/config.ts);
         // a subagent's id is not in the project's session list.
-        if meta.parent.as_ref().is_some_and(|p| p.relation == Relation::Subagent) {
+        if meta
+            .parent
+            .as_ref()
+            .is_some_and(|p| p.relation == Relation::Subagent)
+        {
             return None;
         }
         single::uuid_resume("gemini --resume", &meta.session_id)
@@ -139,7 +147,9 @@ impl LineState for State {
             self.upsert(&v);
         } else if let Some(set) = v.get("$set").filter(|s| s.is_object()) {
             self.set(set);
-        } else if str_of(&v, "sessionId").is_some() && v.get("projectHash").is_some_and(Value::is_string) {
+        } else if str_of(&v, "sessionId").is_some()
+            && v.get("projectHash").is_some_and(Value::is_string)
+        {
             self.metadata(&v);
         }
         true
@@ -154,13 +164,10 @@ impl LineState for State {
     fn finish(self, call: &Call, path: &Path) -> Option<Extracted> {
         let session_id = self.session_id?;
         let ctx = &call.src.context;
-        let parent = ctx
-            .get("parent")
-            .and_then(Value::as_str)
-            .map(|p| Parent {
-                key: session_key(Source::Gemini, p),
-                relation: Relation::Subagent,
-            });
+        let parent = ctx.get("parent").and_then(Value::as_str).map(|p| Parent {
+            key: session_key(Source::Gemini, p),
+            relation: Relation::Subagent,
+        });
         let mut models = Vec::new();
         let mut drafts = Vec::new();
         let mut dead = Vec::new();
@@ -193,7 +200,13 @@ impl LineState for State {
             paths: vec![path.to_string_lossy().into_owned()],
             models,
         };
-        assemble(header, drafts, marks, Diagnostics::default(), mtime_ms(path))
+        assemble(
+            header,
+            drafts,
+            marks,
+            Diagnostics::default(),
+            mtime_ms(path),
+        )
     }
 }
 
@@ -206,7 +219,10 @@ impl State {
         }
         self.meta_fields(v);
         if let Some(msgs) = v.get("messages").and_then(Value::as_array) {
-            for m in msgs.iter().filter(|m| m.get("id").is_some_and(Value::is_string)) {
+            for m in msgs
+                .iter()
+                .filter(|m| m.get("id").is_some_and(Value::is_string))
+            {
                 self.upsert(m);
             }
         }
@@ -299,7 +315,8 @@ fn message(m: &Value, id: &str, n: u32) -> Vec<Draft> {
             }
             let calls = m.get("toolCalls").and_then(Value::as_array);
             for (i, c) in calls.into_iter().flatten().enumerate() {
-                let call_id = str_of(c, "id").map_or_else(|| format!("{id}#tool{i}"), str::to_string);
+                let call_id =
+                    str_of(c, "id").map_or_else(|| format!("{id}#tool{i}"), str::to_string);
                 push(Role::Tool, tool_row(c), Loc::MessageId(call_id));
             }
         }

@@ -19,9 +19,7 @@ use super::feed::{Call, Fed, Outcome};
 use super::json::{blank, parse_line, sniff_type, tool_call_text, TextOrParts, Ts};
 use super::lenient::{Obj, Str};
 use super::{Diagnostics, ExtractError, Extracted, SessionSource};
-use recall_core::model::{
-    add_model, session_key, Parent, Relation, Role, SessionMeta, Source,
-};
+use recall_core::model::{add_model, session_key, Parent, Relation, Role, SessionMeta, Source};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::fs;
