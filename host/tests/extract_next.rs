@@ -477,3 +477,45 @@ fn hostile_files_cost_counts_not_sessions() {
         assert!(err.is_err(), "opening a FIFO is refused, not blocked on");
     }
 }
+
+/// A checkpoint taken mid-file and resumed after the rest is appended gives
+/// the extraction of the whole file (DESIGN.md §6), for each line-fed agent.
+#[test]
+fn resuming_a_checkpoint_equals_a_full_extraction() {
+    use recall_host::extract::extract_resumable;
+    let s = Scratch::new("next-resume");
+    let corpus = shared().join("corpus");
+    for (source, from) in [
+        (Source::Gemini, fixture("gemini-replay.jsonl")),
+        (Source::Qwen, fixture("qwen-branch.jsonl")),
+        (
+            Source::Qwen,
+            corpus.join("qwen/projects__-work__chats__27d495d1-de2d-449d-af11-d42d4d6ef80d.jsonl"),
+        ),
+        (
+            Source::Copilot,
+            corpus.join("copilot-cli/049410b4-c1df-44ee-87a5-caa1c349091e__events.jsonl"),
+        ),
+    ] {
+        let bytes = std::fs::read(&from).expect("fixture");
+        let lines: Vec<&[u8]> = bytes.split_inclusive(|b| *b == b'\n').collect();
+        for cut in 1..lines.len() {
+            let p = s.path(&format!("{}-{cut}/session.jsonl", source.as_str()));
+            std::fs::write(&p, lines[..cut].concat()).expect("write head");
+            let unit = one(source, &p, Value::Null);
+            let first = extract_resumable(&unit, &[], None).expect("head");
+            let cp = first.checkpoint.expect("a checkpoint");
+            std::fs::write(&p, &bytes).expect("write whole");
+            let resumed = extract_resumable(&unit, &[], Some(&cp)).expect("resume");
+            assert!(resumed.resumed, "{from:?} cut {cut}: resumed");
+            let full = extract(&unit).expect("full");
+            let strip = |x: Option<Extracted>| {
+                x.map(|mut x| {
+                    x.diagnostics.bytes = 0;
+                    x
+                })
+            };
+            assert_eq!(strip(resumed.extracted), strip(full), "{from:?} cut {cut}");
+        }
+    }
+}

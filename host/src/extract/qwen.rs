@@ -177,12 +177,10 @@ impl LineState for State {
                     }
                 }
             }
-            "system" => {
-                if str_of(&r, "subtype") == Some("custom_title") {
-                    let payload = r.get("systemPayload");
-                    if let Some(t) = payload.and_then(|p| str_of(p, "customTitle")) {
-                        self.title = Some(t.to_string());
-                    }
+            "system" if str_of(&r, "subtype") == Some("custom_title") => {
+                let payload = r.get("systemPayload");
+                if let Some(t) = payload.and_then(|p| str_of(p, "customTitle")) {
+                    self.title = Some(t.to_string());
                 }
             }
             _ => {}
