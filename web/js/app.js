@@ -299,14 +299,12 @@ function render(res, more) {
   const note = stateNote(res);
   noteHosts(els.form, res.hosts);
   replace(els.note, note ? h('p', { class: 'notice' }, note) : null, hostsNote(res));
-  if (!more) {
-    replace(els.hits);
-    if (!sessions.length && !res.cursor) {
-      append(els.hits, [h('p', { class: 'empty' }, 'No conversation matches.'), coverageNode(res.coverage)]);
-      return;
-    }
-  } else {
-    els.hits.querySelector('.more')?.remove();
+  if (!more) replace(els.hits);
+  else els.hits.querySelector('.more')?.remove();
+  // The end with nothing found (on page 1, or after following empty pages).
+  if (!sessions.length && !res.cursor && !els.hits.querySelector('.session-card')) {
+    append(els.hits, [h('p', { class: 'empty' }, 'No conversation matches.'), coverageNode(res.coverage)]);
+    return;
   }
   append(els.hits, cards);
   if (res.cursor) {
