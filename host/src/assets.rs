@@ -49,16 +49,19 @@ pub fn service_worker() -> Option<String> {
         // FNV-1a over every shell file's path and bytes.
         let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
         for path in &shell {
-            for b in path.bytes().chain(find(path).unwrap_or_default().iter().copied()) {
+            for b in path
+                .bytes()
+                .chain(find(path).unwrap_or_default().iter().copied())
+            {
                 hash = (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
             }
         }
         let list = serde_json::to_string(&shell).ok()?;
-        Some(
-            source
-                .replacen(SHELL_SLOT, &list, 1)
-                .replacen(VERSION_SLOT, &format!("'{hash:016x}'"), 1),
-        )
+        Some(source.replacen(SHELL_SLOT, &list, 1).replacen(
+            VERSION_SLOT,
+            &format!("'{hash:016x}'"),
+            1,
+        ))
     })
     .clone()
 }
