@@ -5,18 +5,13 @@
 // never cached here: the offline copy lives in the Cache API store
 // `recall-offline-v1`, written by the wasm core itself, which activation keeps.
 
-const CACHE = 'recall-app-v3';
+// The server fills in the version (a hash of the shell) and the shell list
+// (every embedded page, script, style and wasm file: host/src/assets.rs), so
+// a file added to web/ is cached without editing this one.
+const VERSION = 'dev';
+const CACHE = `recall-app-${VERSION}`;
 const OFFLINE_COPY = 'recall-offline-';
-const SHELL = [
-  '/', '/index.html', '/report.html', '/css/app.css',
-  '/js/app.js', '/js/api.js', '/js/bundle.js', '/js/dom.js', '/js/engine.js', '/js/filters.js', '/js/format.js',
-  '/js/highlight.js', '/js/offline.js', '/js/palette.js', '/js/results.js',
-  '/js/report.js', '/js/search-worker.js', '/js/session.js', '/js/home.js', '/js/markdown.js', '/js/live.js', '/js/session-actions.js',
-  '/vendor/markdown-it.min.js', '/vendor/highlight/core.min.js',
-  ...['bash', 'css', 'diff', 'go', 'javascript', 'json', 'plaintext', 'python', 'rust', 'shell', 'sql', 'typescript', 'xml', 'yaml']
-    .map((l) => `/vendor/highlight/languages/${l}.min.js`),
-  '/pkg/recall_core.js', '/pkg/recall_core_bg.wasm',
-];
+const SHELL = [/* SHELL */];
 
 self.addEventListener('install', (event) => {
   event.waitUntil(caches.open(CACHE).then((c) => c.addAll(SHELL)).then(() => self.skipWaiting()));

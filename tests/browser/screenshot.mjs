@@ -1,56 +1,69 @@
 // Takes the README screenshots of the dashboard against a running
-// `recall serve` (e.g. on a gen.py home):
+// `recall serve` (the README's are of `recall demo`):
 //
 //   node screenshot.mjs URL OUTDIR [query] [markdown-query]
 //
-// writes OUTDIR/dashboard-home.png (the home page), OUTDIR/dashboard.png (a
-// search with a hit opened) and OUTDIR/dashboard-markdown.png (a session
-// whose entry renders Markdown with highlighted code). Each is checked not
-// to be blank.
+// writes, for a desktop (1280 × 800) and a phone (390 × 844, touch):
+//   OUTDIR/desktop-home.png      the home page
+//   OUTDIR/desktop-search.png    a search with a hit opened beside the results
+//   OUTDIR/desktop-markdown.png  a session entry with Markdown and highlighted code
+//   OUTDIR/desktop-tools.png     a session with its tool calls as cards (scope: all)
+//   OUTDIR/phone-home.png, phone-search.png, phone-session.png (the hit opened full screen)
+// Each is checked not to be blank.
 
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { launch, newContext } from './lib/env.mjs';
+import { launch } from './lib/env.mjs';
 import { assertNotBlank } from './lib/shots.mjs';
+import { VIEWPORTS, viewportOptions } from './lib/axe.mjs';
 
-const [url, out, query = 'strasse', mdQuery = 'fn'] = process.argv.slice(2);
+const [url, out, query = 'tide', mdQuery = 'fn'] = process.argv.slice(2);
 if (!url || !out) {
   console.error('usage: node screenshot.mjs URL OUTDIR [query] [markdown-query]');
   process.exit(2);
 }
+mkdirSync(out, { recursive: true });
 const browser = await launch();
-const context = await newContext(browser);
-const page = await context.newPage();
-await page.setViewportSize({ width: 1400, height: 860 });
-page.on('pageerror', (e) => console.error('page error:', String(e)));
+const phone = VIEWPORTS.find((v) => v.mobile);
+const desktop = VIEWPORTS.find((v) => !v.mobile);
 
-async function shot(name) {
+async function open(vp) {
+  const context = await browser.newContext(viewportOptions(vp, { colorScheme: 'light' }));
+  const page = await context.newPage();
+  page.on('pageerror', (e) => console.error('page error:', String(e)));
+  await page.goto(url);
+  await page.waitForFunction(() => document.documentElement.dataset.ready === 'true');
+  await page.waitForSelector('.recent .session-row');
+  await page.waitForTimeout(300);
+  return page;
+}
+
+async function shot(page, name) {
   await assertNotBlank(page, name);
   await page.screenshot({ path: join(out, name) });
   console.log(`wrote ${join(out, name)}`);
 }
 
-await page.goto(url);
-await page.waitForFunction(() => document.documentElement.dataset.ready === 'true');
-await page.waitForSelector('.recent .session-row');
-await page.waitForTimeout(300);
-await shot('dashboard-home.png');
+async function search(page, q) {
+  await page.fill('#q', q);
+  await page.waitForSelector('.session-card .hit');
+  await page.waitForTimeout(400);
+}
 
-await page.fill('#q', query);
-await page.waitForSelector('.session-card');
-await page.waitForTimeout(400);
+// Desktop.
+let page = await open(desktop);
+await shot(page, 'desktop-home.png');
+await search(page, query);
 await page.click('.session-card .hit');
 await page.waitForSelector('#session .entry.located');
 await page.waitForTimeout(300);
-await shot('dashboard.png');
+await shot(page, 'desktop-search.png');
 
 // A hit in an assistant entry holding a fenced code block.
-await page.fill('#q', mdQuery);
 await page.selectOption('select[name="role"]', 'assistant');
-await page.waitForSelector('.session-card');
-await page.waitForTimeout(400);
-const hits = await page.$$('.session-card .hit');
+await search(page, mdQuery);
 let found = false;
-for (const hit of hits.slice(0, 30)) {
+for (const hit of (await page.$$('.session-card .hit')).slice(0, 30)) {
   await hit.click();
   await page.waitForSelector('#session .entry.located');
   await page.waitForTimeout(150);
@@ -66,5 +79,45 @@ await page.evaluate(() => {
   if (target) panel.scrollTop = Math.max(0, target.offsetTop - 120);
 });
 await page.waitForTimeout(200);
-await shot('dashboard-markdown.png');
+await shot(page, 'desktop-markdown.png');
+
+// Tool cards: the session with the most kinds of card, at scope "all".
+await page.selectOption('select[name="role"]', '');
+await page.selectOption('select[name="scope"]', 'all');
+await page.fill('#q', '');
+await page.waitForSelector('.recent .session-row');
+const rows = await page.$$eval('.recent .session-row', (r) => r.map((x) => x.dataset.key).filter(Boolean));
+let best = null;
+for (const key of rows) {
+  await page.goto(`${url}/?scope=all&session=${encodeURIComponent(key)}`);
+  await page.waitForSelector('#session .entry');
+  await page.waitForTimeout(150);
+  const kinds = await page.$$eval('#session .tool-card', (c) => new Set(c.map((x) => x.className)).size);
+  if (!best || kinds > best.kinds) best = { key, kinds };
+}
+if (best) {
+  await page.goto(`${url}/?scope=all&session=${encodeURIComponent(best.key)}`);
+  await page.waitForSelector('#session .entry');
+  await page.evaluate(() => {
+    const card = document.querySelector('#session .tool-card');
+    const panel = document.getElementById('session');
+    if (card) panel.scrollTop = Math.max(0, card.closest('.entry').offsetTop - 160);
+  });
+  await page.waitForTimeout(200);
+  await shot(page, 'desktop-tools.png');
+} else {
+  console.error('no session listed: no tool-card shot');
+}
+await page.context().close();
+
+// Phone.
+page = await open(phone);
+await shot(page, 'phone-home.png');
+await search(page, query);
+await shot(page, 'phone-search.png');
+await page.tap('.session-card .hit');
+await page.waitForSelector('#session .entry.located');
+await page.waitForTimeout(300);
+await shot(page, 'phone-session.png');
+await page.context().close();
 await browser.close();

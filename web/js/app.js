@@ -17,10 +17,17 @@ import { renderMarkdown } from './markdown.js';
 import { size, when } from './format.js';
 import { SettingsPane } from './settings.js';
 import { Live } from './live.js';
+import { narrow, wireMenu, FilterBar } from './layout.js';
+import { toolCard } from './toolcards.js';
 
 const DEBOUNCE_MS = 225;
 const MIN_CHARS = 2;
 const TIMEOUT_RETRIES = 4;
+/**
+ * Most pages followed by themselves while they find nothing (a page can stop
+ * before an oversized shard with no hit: the next one continues there).
+ */
+const FOLLOW_EMPTY = 100;
 
 const els = {
   q: byId('q'),
@@ -38,6 +45,11 @@ const els = {
   palette: byId('palette'),
   settings: byId('settings'),
   settingsBtn: byId('settings-btn'),
+  menuBtn: byId('menu-btn'),
+  menu: byId('menu'),
+  paletteBtn: byId('palette-btn'),
+  filtersBtn: byId('filters-btn'),
+  chips: byId('filter-chips'),
 };
 
 let backend = online;
@@ -54,9 +66,33 @@ let restoring = false;
 /** The query and filters last shown, so back/forward to the same search does not rerun it. */
 let shownKey = null;
 
+/** True while the open session's view is a history entry this page pushed (Back pops it). */
+let sessionPushed = false;
+
 const sessionView = new SessionView(els.session, () => backend, (key) => openSession(key, null),
   () => toRequest(readForm(els.form)).scope || 'conversation',
-  { onChange: () => toUrl(viewState(), { push: !restoring }), markdown: renderMarkdown });
+  {
+    onChange: (open) => {
+      const opening = Boolean(open.key) && !document.body.classList.contains('session-open');
+      toUrl(viewState(), { push: !restoring });
+      if (opening) sessionPushed = !restoring;
+      if (!open.key) sessionPushed = false;
+      document.body.classList.toggle('session-open', Boolean(open.key));
+    },
+    markdown: renderMarkdown,
+    tools: toolCard,
+    // On a phone the panel is a full-screen view: Back is the history entry its opening pushed.
+    back: () => {
+      if (!narrow() || !sessionPushed) return false;
+      history.back();
+      return true;
+    },
+  });
+
+/** Closes the session panel the way its Back button does. */
+function closeSession() {
+  if (!sessionView.back()) sessionView.close();
+}
 
 // ---- live updates (`GET /api/events`; online only) ----
 
@@ -136,6 +172,7 @@ function schedule({ push = false, typing = false } = {}) {
   clearTimeout(timer);
   const req = request();
   if (!restoring) toUrl(viewState(), { push: push || paused });
+  filterBar.update();
   shownKey = JSON.stringify({ ...req, branch: readForm(els.form).branch || '' });
   if (req.q.trim().length < MIN_CHARS) {
     controller?.abort();
@@ -228,7 +265,7 @@ window.addEventListener('popstate', () => applyState(fromUrl()));
  * Runs a search. `more` continues from the cursor. Each run aborts the one
  * in flight; an answer that arrives after a newer run started is dropped.
  */
-async function runSearch(req, { more = false, retries = TIMEOUT_RETRIES } = {}) {
+async function runSearch(req, { more = false, retries = TIMEOUT_RETRIES, follow = 0 } = {}) {
   controller?.abort();
   const mine = new AbortController();
   controller = mine;
@@ -268,6 +305,11 @@ async function runSearch(req, { more = false, retries = TIMEOUT_RETRIES } = {}) 
   cursor = res.cursor || null;
   coverage = res.coverage || coverage;
   render(res, more);
+  // Nothing found yet but more to scan: continue by itself until a hit or the end.
+  if (!res.sessions.length && res.cursor && follow < FOLLOW_EMPTY) {
+    runSearch(req, { more: true, follow: follow + 1 });
+    return;
+  }
   live.shown(res, more);
   // For benchmarks and tests: when a page of results is on screen, and how
   // long after the last keystroke (the debounce included).
@@ -289,14 +331,12 @@ function render(res, more) {
   const note = stateNote(res);
   noteHosts(els.form, res.hosts);
   replace(els.note, note ? h('p', { class: 'notice' }, note) : null, hostsNote(res));
-  if (!more) {
-    replace(els.hits);
-    if (!sessions.length && !res.cursor) {
-      append(els.hits, [h('p', { class: 'empty' }, 'No conversation matches.'), coverageNode(res.coverage)]);
-      return;
-    }
-  } else {
-    els.hits.querySelector('.more')?.remove();
+  if (!more) replace(els.hits);
+  else els.hits.querySelector('.more')?.remove();
+  // The end with nothing found (on page 1, or after following empty pages).
+  if (!sessions.length && !res.cursor && !els.hits.querySelector('.session-card')) {
+    append(els.hits, [h('p', { class: 'empty' }, 'No conversation matches.'), coverageNode(res.coverage)]);
+    return;
   }
   append(els.hits, cards);
   if (res.cursor) {
@@ -343,8 +383,8 @@ document.addEventListener('keydown', (e) => {
     return;
   }
   const typing = e.target instanceof HTMLInputElement || e.target instanceof HTMLSelectElement || e.target instanceof HTMLTextAreaElement;
-  if (e.key === 'Escape' && !els.session.hidden && !els.palette.open) {
-    sessionView.close();
+  if (e.key === 'Escape' && !els.session.hidden && !els.palette.open && !els.settings.open) {
+    closeSession();
     return;
   }
   if (typing || e.metaKey || e.ctrlKey || e.altKey) return;
@@ -463,6 +503,17 @@ function setBackend(next) {
 }
 
 els.offlineBtn.addEventListener('click', () => toggleOffline());
+wireMenu(els.menuBtn, els.menu);
+els.paletteBtn.addEventListener('click', () => palette.show());
+const filterBar = new FilterBar(els.filtersBtn, els.chips, els.form, {
+  read: () => readForm(els.form),
+  clear: (key) => {
+    const st = readForm(els.form);
+    delete st[key];
+    writeFilters(els.form, st);
+    schedule({ push: true });
+  },
+});
 new SettingsPane(els.settings, els.settingsBtn);
 els.q.addEventListener('input', () => schedule({ typing: true }));
 els.form.addEventListener('change', (e) => schedule({ push: !['cwd', 'branch', 'model'].includes(e.target.name) }));

@@ -94,13 +94,22 @@ export function activityChart(activity, onDay, selected = '') {
   const W = Math.max(8, Math.min(24, Math.floor(720 / days.length)));
   const H = 48;
   const width = days.length * W;
-  const chart = svg('svg', { class: 'activity-chart', viewBox: `0 0 ${width} ${2 * H + 6}`, width, height: 2 * H + 6, role: 'img', 'aria-label': 'Sessions and messages per day and agent' });
+  // One tab stop: a slider over the days (arrow keys, Home/End; Enter or
+  // Space filters to the day); the columns themselves take no focus.
+  const labels = [];
+  const chart = svg('svg', {
+    class: 'activity-chart', viewBox: `0 0 ${width} ${2 * H + 6}`, width, height: 2 * H + 6,
+    tabindex: 0, role: 'slider', 'aria-label': 'Activity per day: arrow keys pick a day, Enter filters to it',
+    'aria-valuemin': 0, 'aria-valuemax': days.length - 1,
+  });
+  const columns = [];
   days.forEach((day, i) => {
     const rows = (byDay.get(day) || []).slice().sort((a, b) => SOURCES.indexOf(a.source) - SOURCES.indexOf(b.source));
     const label = rows.length
       ? `${day}: ${total(day, 'sessions')} sessions, ${total(day, 'messages')} messages — ${rows.map((r) => `${r.source} ${r.sessions}/${r.messages}`).join(', ')}`
       : `${day}: no sessions`;
-    const g = svg('g', { class: `day${day === selected ? ' selected' : ''}`, 'data-day': day, tabindex: rows.length ? 0 : undefined, role: rows.length ? 'button' : undefined, 'aria-label': label }, svg('title', {}, label));
+    labels.push(label);
+    const g = svg('g', { class: `day${day === selected ? ' selected' : ''}${rows.length ? ' busy' : ''}`, 'data-day': day, 'aria-label': label }, svg('title', {}, label));
     g.append(svg('rect', { class: 'hover', x: i * W, y: 0, width: W, height: 2 * H + 6 }));
     let top = H;
     let bottom = H + 6;
@@ -112,16 +121,28 @@ export function activityChart(activity, onDay, selected = '') {
       if (hm) g.append(svg('rect', { class: `bar messages source-${r.source}`, x: i * W + 1, y: bottom, width: W - 2, height: hm }));
       bottom += hm;
     }
-    if (rows.length) {
-      g.addEventListener('click', () => onDay(day));
-      g.addEventListener('keydown', (e) => {
-        if (e.key === 'Enter' || e.key === ' ') {
-          e.preventDefault();
-          onDay(day);
-        }
-      });
-    }
+    if (rows.length) g.addEventListener('click', () => onDay(day));
+    columns.push(g);
     chart.append(g);
+  });
+  // The day the slider stands on: the selected one, else the latest with sessions.
+  let at = days.indexOf(selected);
+  if (at < 0) at = Math.max(0, days.findLastIndex((d) => byDay.has(d)));
+  const show = (i) => {
+    at = Math.max(0, Math.min(days.length - 1, i));
+    columns.forEach((g, j) => g.classList.toggle('current', j === at));
+    chart.setAttribute('aria-valuenow', String(at));
+    chart.setAttribute('aria-valuetext', labels[at]);
+  };
+  show(at);
+  chart.addEventListener('keydown', (e) => {
+    const step = { ArrowLeft: -1, ArrowDown: -1, ArrowRight: 1, ArrowUp: 1, PageDown: -7, PageUp: 7 }[e.key];
+    if (step) show(at + step);
+    else if (e.key === 'Home') show(0);
+    else if (e.key === 'End') show(days.length - 1);
+    else if ((e.key === 'Enter' || e.key === ' ') && byDay.has(days[at])) onDay(days[at]);
+    else return;
+    e.preventDefault();
   });
   const legend = h('div', { class: 'legend' },
     h('span', {}, `${days[0]} – ${days[days.length - 1]}`),

@@ -124,6 +124,8 @@ function element(tag, token) {
   const style = token.attrGet?.('style') || '';
   const align = /text-align:(left|right|center)/.exec(style);
   if (align) el.className = `align-${align[1]}`;
+  // A table scrolls sideways (display: block; overflow: auto): focusable.
+  if (tag === 'table') el.tabIndex = 0;
   return el;
 }
 
@@ -239,6 +241,8 @@ function walkInline(tokens, parent, state) {
  */
 function codeBlock(t, state) {
   const pre = document.createElement('pre');
+  // It scrolls sideways: focusable, so a keyboard can scroll it (axe scrollable-region-focusable).
+  pre.tabIndex = 0;
   const code = document.createElement('code');
   pre.append(code);
   const content = t.content.endsWith('\n') ? t.content.slice(0, -1) : t.content;

@@ -15,6 +15,7 @@ import { sessionCard, coverageNode, stateNote } from './results.js';
 import { SessionView } from './session.js';
 import { readFilters } from './filters.js';
 import { renderMarkdown } from './markdown.js';
+import { toolCard } from './toolcards.js';
 import { when, badge, sessionBadges } from './format.js';
 
 const DEBOUNCE_MS = 150;
@@ -56,7 +57,7 @@ const backend = {
   sessionQuery: async (key, request) => unwrap(engine.sessionQuery(key, request)),
 };
 
-const sessionView = new SessionView(els.session, () => backend, (key) => sessionView.open(key), () => readFilters(els.form).scope || 'conversation', { markdown: renderMarkdown });
+const sessionView = new SessionView(els.session, () => backend, (key) => sessionView.open(key), () => readFilters(els.form).scope || 'conversation', { markdown: renderMarkdown, tools: toolCard });
 
 async function loadCore() {
   const el = document.querySelector(`script[type="${WASM_TYPE}"]`);

@@ -75,7 +75,7 @@ export class SessionView {
    * `root` is the panel element; `backend()` returns the current backend;
    * `onOpen(key)` opens another session (lineage links).
    */
-  constructor(root, backend, onOpen, scope = () => 'conversation', { onChange = () => {}, markdown = null } = {}) {
+  constructor(root, backend, onOpen, scope = () => 'conversation', { onChange = () => {}, markdown = null, back = () => false, tools = null } = {}) {
     this.root = root;
     this.scope = scope;
     this.backend = backend;
@@ -83,6 +83,12 @@ export class SessionView {
     this.onChange = onChange;
     /** `(text, ranges) → Element`, or null: text is shown as it is. */
     this.markdown = markdown;
+    /** The Back/close button: `back()` returns true when it closed the panel itself (history back). */
+    this.back = back;
+    /** `(entry) → Element|null`: a tool row's card (`toolcards.js`), or null for the raw text. */
+    this.toolCard = tools;
+    /** The element that had focus when the panel opened (focus returns there on close). */
+    this.opener = null;
     this.key = null;
     this.offset = undefined;
     this.controller = null;
@@ -114,8 +120,12 @@ export class SessionView {
     this.find = null;
     this.surface = false;
     this.root.hidden = true;
+    const inside = this.root.contains(document.activeElement);
     replace(this.root);
     if (was) this.onChange(this.current());
+    const opener = this.opener;
+    this.opener = null;
+    if (opener?.isConnected && (inside || document.activeElement === document.body || !document.activeElement)) opener.focus();
   }
 
   /** Shows the original text (`true`) or rendered Markdown. */
@@ -141,6 +151,10 @@ export class SessionView {
     this.key = key;
     this.hit = hit;
     this.offset = hit?.locator ? undefined : offset;
+    // Opened from outside the panel (a hit, a row, the palette): focus moves in, and back on close.
+    const from = document.activeElement;
+    const fromOutside = !this.root.contains(from);
+    if (fromOutside && from && from !== document.body) this.opener = from;
     this.root.hidden = false;
     this.onChange(this.current());
     replace(this.root, h('p', { class: 'loading' }, 'Loading session…'));
@@ -157,6 +171,10 @@ export class SessionView {
     if (controller.signal.aborted) return;
     this.page = page;
     this.render(key, page);
+    if (fromOutside) {
+      const into = this.root.querySelector('.entry.target') || this.root.querySelector('.session-head h2');
+      into?.focus({ preventScroll: true });
+    }
     this.loadTrace(key, controller.signal);
   }
 
@@ -266,14 +284,25 @@ export class SessionView {
   }
 
   closeButton() {
-    return h('button', { class: 'close', type: 'button', title: 'Close (Esc)', 'aria-label': 'Close session', onclick: () => this.close() }, '×');
+    const close = () => {
+      if (!this.back()) this.close();
+    };
+    return h('button', { class: 'close', type: 'button', title: 'Close (Esc)', 'aria-label': 'Back (close session)', onclick: close },
+      h('span', { class: 'back-label' }, '← Back'), h('span', { class: 'close-x', 'aria-hidden': 'true' }, '×'));
   }
 
   /** An entry's text: Markdown for user and assistant, else the original text. */
-  entryText(e, marks) {
+  entryText(e, marks, prev = null) {
     const text = e.text ?? '';
+    if (e.role === 'tool' && !this.raw && !marks && this.toolCard) {
+      const card = this.toolCard(e, prev);
+      if (card) return card;
+    }
     if (this.raw || !this.markdown || e.role === 'tool') {
-      return marks ? snippetNode(text, 0, marks, 'text raw') : h('div', { class: 'text raw' }, text);
+      const node = marks ? snippetNode(text, 0, marks, 'text raw') : h('div', { class: 'text raw' }, text);
+      // A tool row scrolls (max-height): focusable, so a keyboard can scroll it.
+      if (e.role === 'tool') node.tabIndex = 0;
+      return node;
     }
     const node = this.markdown(text, marks ? indexRanges(text, marks) : []);
     node.classList.add('text');
@@ -303,17 +332,17 @@ export class SessionView {
       const isHit = resolved && index === hitIndex;
       const isExact = isHit && located.anchor !== 'nearest';
       const marks = isExact && this.hit?.ranges ? this.hit.ranges : found.get(record) || null;
-      const text = this.entryText(e, marks);
+      const text = this.entryText(e, marks, page.entries[i - 1] || null);
       const findCls = found.has(record) ? ` find-hit${current && Number(current.index) === record ? ' find-current' : ''}` : '';
       const cls = `entry role-${e.role}${isHit ? ' located' : ''}${index === hitIndex ? ' target' : ''}${findCls}`;
-      return h('article', { class: cls, dataset: { index: String(index), record: String(record) } },
+      return h('article', { class: cls, tabIndex: index === hitIndex ? -1 : undefined, dataset: { index: String(index), record: String(record) } },
         h('header', {}, ...recordBadges(e), h('time', {}, when(e.ts_ms)), h('span', { class: 'index' }, `#${index + 1}`)),
         text);
     });
     const first = page.offset;
     const last = page.offset + page.entries.length;
     const what = this.surface ? 'Surface entries' : 'Entries';
-    const pager = () => h('nav', { class: 'pager' },
+    const pager = (where) => h('nav', { class: 'pager', 'aria-label': `Entries, ${where}` },
       h('button', { type: 'button', disabled: first <= 0, onclick: () => this.open(key, null, Math.max(0, first - PAGE)) }, '← Earlier'),
       h('span', {}, page.total ? `${what} ${first + 1}–${last} of ${page.total}` : 'No entries'),
       h('button', { type: 'button', disabled: last >= page.total, onclick: () => this.open(key, null, last) }, 'Later →'));
@@ -328,7 +357,7 @@ export class SessionView {
     replace(this.root,
       this.closeButton(),
       h('header', { class: 'session-head' },
-        h('h2', {}, s.title || s.session_id || key),
+        h('h2', { tabIndex: -1 }, s.title || s.session_id || key),
         h('div', { class: 'badges' }, ...sessionBadges({ source: s.source || key.split(':')[0], source_gone: s.source_gone })),
         h('div', { class: 'session-meta' },
           h('span', { class: 'key' }, key),
@@ -341,9 +370,9 @@ export class SessionView {
           ' raw text'),
         h('div', { class: 'lineage', id: 'lineage' }),
         this.tools()),
-      notice, pager(),
+      notice, pager('top'),
       h('div', { class: 'entries' }, ...entries),
-      page.entries.length > 10 ? pager() : null);
+      page.entries.length > 10 ? pager('bottom') : null);
     const target = this.root.querySelector('.entry.target');
     this.root.scrollTop = 0;
     if (keepScroll) {

@@ -1,5 +1,5 @@
 //! The embedded front end over HTTP: `/` (the dashboard), `/report`,
-//! `/pkg/*` from [`crate::assets`]. Until the dashboard (`web/`) is
+//! `/pkg/*` from [`crate::assets`] (`/sw.js` with its shell list filled in). Until the dashboard (`web/`) is
 //! embedded, `/` serves an honest placeholder page that says so and points
 //! at the API.
 
@@ -13,7 +13,17 @@ const PLACEHOLDER: &str = include_str!("placeholder.html");
 /// Serves any non-API GET: an embedded file, the placeholder, or 404.
 pub async fn serve(uri: Uri) -> Response {
     let path = uri.path();
-    let mut response = if let Some(bytes) = find(path) {
+    let mut response = if let Some(sw) = (path == "/sw.js")
+        .then(crate::assets::service_worker)
+        .flatten()
+    {
+        let mut r = sw.into_response();
+        r.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/javascript; charset=utf-8"),
+        );
+        r
+    } else if let Some(bytes) = find(path) {
         let name = match path {
             "/" => "index.html",
             "/report" => "report.html",
