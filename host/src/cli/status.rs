@@ -90,7 +90,7 @@ pub fn run(g: &Globals, a: StatusArgs) -> anyhow::Result<Found> {
         availability: crate::index::Availability::of(ctx.policy.enabled, !st.backfilled),
         revision: m.revision,
         store_id: m.store_id.clone(),
-        coverage: recall_core::search::coverage(&m),
+        coverage: recall_core::directory::coverage(&m),
         store_dir: ctx.store.dir().display().to_string(),
         sessions: m.sessions.len(),
         generations: names.len(),

@@ -76,6 +76,6 @@ impl ReadCatalog for StoreCatalog {
         _host: Option<&str>,
         env: &SearchEnv<'_>,
     ) -> Result<Response, QueryError> {
-        recall_core::search(query, env)
+        recall_core::search(query, &self.own(env))
     }
 }

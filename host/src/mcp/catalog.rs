@@ -3,8 +3,8 @@
 //! (the daemon's catalog writes missing filter sidecars; this one never does).
 
 use crate::store::Store;
+use recall_core::catalog::{Catalog, LoadedShard};
 use recall_core::model::{Manifest, ManifestEntry};
-use recall_core::search::{Catalog, LoadedShard};
 use recall_core::{CatalogError, LoadError, PreparedShard, ShardGrams};
 use std::sync::Arc;
 

@@ -182,7 +182,9 @@ pub fn session_search(
     let clock = move || started.elapsed().as_millis() as u64;
     let env = SearchEnv {
         catalog: &catalog,
+        directories: None,
         clock: &clock,
+        clock_us: None,
         budgets: Budgets {
             scan_ms: deadline.remaining_ms(),
             fresh_bytes: u64::MAX,
