@@ -4,8 +4,7 @@
 //! segment set) and shared by every query on that snapshot, so a query costs
 //! what its candidates cost, not what the history holds.
 
-use crate::model::{Manifest, ManifestEntry};
-use crate::page::coverage;
+use crate::model::{Manifest, ManifestEntry, Source};
 use crate::response::Coverage;
 use crate::segment::SegmentSet;
 use std::collections::BTreeMap;
@@ -148,6 +147,52 @@ impl Directory {
     /// Per-source coverage of the manifest.
     pub fn coverage(&self) -> &BTreeMap<String, Coverage> {
         &self.coverage
+    }
+}
+
+/// Per-source coverage over a whole manifest (all five sources, always).
+pub fn coverage(manifest: &Manifest) -> BTreeMap<String, Coverage> {
+    let mut out: BTreeMap<String, Coverage> = Source::ALL
+        .iter()
+        .map(|s| {
+            (
+                s.as_str().to_string(),
+                Coverage {
+                    sessions: 0,
+                    oldest_ts_ms: None,
+                    newest_ts_ms: None,
+                    source_gone: 0,
+                    legacy: legacy_notes(*s),
+                },
+            )
+        })
+        .collect();
+    for e in manifest.sessions.values() {
+        let Some(c) = out.get_mut(e.meta.source.as_str()) else {
+            continue;
+        };
+        c.sessions += 1;
+        if let Some(t) = e.meta.created_ms {
+            c.oldest_ts_ms = Some(c.oldest_ts_ms.map_or(t, |o| o.min(t)));
+        }
+        if let Some(t) = e.meta.updated_ms {
+            c.newest_ts_ms = Some(c.newest_ts_ms.map_or(t, |o| o.max(t)));
+        }
+        if e.source_gone {
+            c.source_gone += 1;
+        }
+    }
+    out
+}
+
+/// What a source can never yield, whatever recall does.
+fn legacy_notes(source: Source) -> Vec<String> {
+    match source {
+        Source::Intendant => vec![
+            "ask-human answers given before Intendant's conversation-message lane are not in its logs"
+                .to_string(),
+        ],
+        _ => Vec::new(),
     }
 }
 

@@ -15,7 +15,7 @@
 //! occurrences in every record of the lane. `relevance` scans shards in
 //! descending order of that bound and stops once the page is certain.
 
-use crate::prepared::Lane;
+use crate::lane::Lane;
 
 /// Smallest and largest bitset, in bits (powers of two).
 const MIN_BITS: usize = 1 << 9;

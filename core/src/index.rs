@@ -6,14 +6,15 @@
 //! tests search through it; [`crate::lazy`] searches it before every
 //! generation is loaded.
 
-use crate::directory::{Directory, DirectoryCache};
+use crate::catalog::{Catalog, LoadedShard};
+use crate::directory::DirectoryCache;
 use crate::error::{CatalogError, LoadError};
 use crate::model::{Manifest, ManifestEntry};
 use crate::naming::generation_file_name;
 use crate::prepared::PreparedShard;
 use crate::query::{QueryError, Request};
 use crate::response::Response;
-use crate::search::{search_request, Budgets, Catalog, LoadedShard, SearchEnv};
+use crate::search::{search_request, Budgets, SearchEnv};
 use crate::segment::{self, Segment, SegmentSet};
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
@@ -65,7 +66,7 @@ pub struct MemIndex {
     /// Whether searches use the segment (off: filters and scans only).
     use_index: bool,
     /// Planning tables of the last snapshots searched.
-    directories: DirectoryCache,
+    pub(crate) directories: DirectoryCache,
     /// The store's segments handed in, in the order given (by name).
     store_segments: Vec<(String, Arc<Segment>)>,
     /// One lookup table over `store_segments`, built when first needed.
@@ -285,7 +286,9 @@ impl MemIndex {
     ) -> Result<Response, QueryError> {
         let env = SearchEnv {
             catalog: self,
+            directories: Some(&self.directories),
             clock,
+            clock_us: None,
             budgets: Budgets::default(),
             building: false,
         };
@@ -382,10 +385,6 @@ impl Catalog for MemIndex {
                 })
                 .clone(),
         }
-    }
-
-    fn directory(&self, manifest: &Arc<Manifest>, set: Option<Arc<SegmentSet>>) -> Arc<Directory> {
-        self.directories.get(manifest, set)
     }
 }
 

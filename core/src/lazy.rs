@@ -14,12 +14,13 @@
 //! exactly what a fully loaded search scans (bounds only order the scan and
 //! never change the page), so its answer is final.
 
+use crate::catalog::{Catalog, LoadedShard};
 use crate::error::{CatalogError, ErrorCode, LoadError};
 use crate::index::MemIndex;
 use crate::model::{Manifest, ManifestEntry};
 use crate::query::{QueryError, Request};
 use crate::response::Response;
-use crate::search::{search_request, Budgets, Catalog, LoadedShard, SearchEnv};
+use crate::search::{search_request, Budgets, SearchEnv};
 use crate::segment::SegmentSet;
 use std::cell::RefCell;
 use std::collections::HashSet;
@@ -74,14 +75,6 @@ impl Catalog for Recording<'_> {
     fn segments(&self) -> Option<Arc<SegmentSet>> {
         self.index.segments()
     }
-
-    fn directory(
-        &self,
-        manifest: &Arc<Manifest>,
-        set: Option<Arc<SegmentSet>>,
-    ) -> Arc<crate::directory::Directory> {
-        self.index.directory(manifest, set)
-    }
 }
 
 impl MemIndex {
@@ -106,7 +99,9 @@ impl MemIndex {
         };
         let env = SearchEnv {
             catalog: &catalog,
+            directories: Some(&self.directories),
             clock,
+            clock_us: None,
             budgets: Budgets::default(),
             building: false,
         };

@@ -11,6 +11,7 @@
 #![deny(missing_docs)]
 
 pub mod active;
+pub mod catalog;
 pub mod collector;
 pub mod cursor;
 pub mod directory;
@@ -18,6 +19,7 @@ pub mod error;
 pub mod fold;
 pub mod grams;
 pub mod index;
+pub mod lane;
 pub mod lazy;
 pub mod matcher;
 pub mod matching;
@@ -39,6 +41,7 @@ pub mod time;
 pub mod wasm;
 
 pub use active::derive_active;
+pub use catalog::{Catalog, LoadedShard};
 pub use error::{CatalogError, ErrorCode, LoadError};
 pub use grams::ShardGrams;
 pub use index::MemIndex;
@@ -48,5 +51,5 @@ pub use prepared::PreparedShard;
 pub use preparing::Preparing;
 pub use query::{Query, QueryError, Request};
 pub use response::Response;
-pub use search::{search, search_request, Budgets, Catalog, LoadedShard, SearchEnv};
+pub use search::{search, search_request, Budgets, SearchEnv};
 pub use segment::{Segment, SegmentSet};

@@ -3,10 +3,11 @@
 //! (DESIGN.md §4 "Order").
 
 use crate::cursor::SortKey;
+use crate::lane::Lane;
 use crate::matcher::Term;
 use crate::model::ManifestEntry;
-use crate::plan::Lanes;
-use crate::prepared::{Lane, PreparedShard};
+use crate::prepared::PreparedShard;
+use crate::query::Lanes;
 use crate::query::{Query, Sort};
 use std::sync::Arc;
 

@@ -1,17 +1,15 @@
 //! The page step of a search: rendering sessions with their snippets, the
-//! response byte cap, the cursor, and per-source coverage.
+//! response byte cap and the cursor.
 
 use crate::cursor::{fingerprint, Cursor, SortKey, VERSION};
 use crate::directory::Directory;
 use crate::matching::{Found, Terms};
-use crate::model::{Manifest, Source};
+use crate::model::Manifest;
 use crate::query::{Query, Sort};
 use crate::response::{
-    Coverage, Hit, PartialReason, Relevance, Response, SessionHits, SourcePresence, State,
-    Truncated,
+    Hit, PartialReason, Relevance, Response, SessionHits, SourcePresence, State, Truncated,
 };
 use crate::snippet::snippet;
-use std::collections::BTreeMap;
 
 /// How the scan ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -194,52 +192,6 @@ fn render(f: &Found, manifest: &Manifest, terms: &Terms) -> SessionHits {
             .filter(|_| presence == SourcePresence::Present),
         hits,
         host: None,
-    }
-}
-
-/// Per-source coverage over a whole manifest (all five sources, always).
-pub fn coverage(manifest: &Manifest) -> BTreeMap<String, Coverage> {
-    let mut out: BTreeMap<String, Coverage> = Source::ALL
-        .iter()
-        .map(|s| {
-            (
-                s.as_str().to_string(),
-                Coverage {
-                    sessions: 0,
-                    oldest_ts_ms: None,
-                    newest_ts_ms: None,
-                    source_gone: 0,
-                    legacy: legacy_notes(*s),
-                },
-            )
-        })
-        .collect();
-    for e in manifest.sessions.values() {
-        let Some(c) = out.get_mut(e.meta.source.as_str()) else {
-            continue;
-        };
-        c.sessions += 1;
-        if let Some(t) = e.meta.created_ms {
-            c.oldest_ts_ms = Some(c.oldest_ts_ms.map_or(t, |o| o.min(t)));
-        }
-        if let Some(t) = e.meta.updated_ms {
-            c.newest_ts_ms = Some(c.newest_ts_ms.map_or(t, |o| o.max(t)));
-        }
-        if e.source_gone {
-            c.source_gone += 1;
-        }
-    }
-    out
-}
-
-/// What a source can never yield, whatever recall does.
-fn legacy_notes(source: Source) -> Vec<String> {
-    match source {
-        Source::Intendant => vec![
-            "ask-human answers given before Intendant's conversation-message lane are not in its logs"
-                .to_string(),
-        ],
-        _ => Vec::new(),
     }
 }
 

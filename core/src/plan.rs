@@ -4,12 +4,12 @@
 //! candidates, not the manifest — and the order they are scanned in, each
 //! with its [`Bound`].
 
+use crate::catalog::Catalog;
 use crate::cursor::{Cursor, SortKey};
 use crate::directory::Directory;
 use crate::error::ErrorCode;
-use crate::model::{Manifest, ManifestEntry, Role};
-use crate::query::{Query, QueryError, Scope, Sort};
-use crate::search::Catalog;
+use crate::model::{Manifest, ManifestEntry};
+use crate::query::{Lanes, Query, QueryError, Sort};
 use crate::segment::Probe;
 use std::cmp::Ordering;
 use std::sync::Arc;
@@ -46,25 +46,6 @@ impl Bound {
             Bound::Ts(t) => key.ts > t,
             Bound::Score(s) => key.score.unwrap_or(0) > s,
             Bound::Unknown => false,
-        }
-    }
-}
-
-/// Which lanes a query reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Lanes {
-    /// user + assistant records.
-    pub conversation: bool,
-    /// tool rows.
-    pub tool: bool,
-}
-
-impl Lanes {
-    /// The lanes of a query's roles and scope.
-    pub fn of(query: &Query) -> Lanes {
-        Lanes {
-            conversation: query.roles.iter().any(|r| *r != Role::Tool),
-            tool: query.scope == Scope::All && query.roles.contains(&Role::Tool),
         }
     }
 }
@@ -271,7 +252,7 @@ pub fn candidates<'m>(
     manifest: &'m Arc<Manifest>,
     catalog: &dyn Catalog,
 ) -> Vec<Candidate<'m>> {
-    let dir = catalog.directory(manifest, catalog.segments());
+    let dir = Arc::new(Directory::build(manifest.clone(), catalog.segments()));
     let p = plan(query, &dir, catalog);
     (0..p.len())
         .filter_map(|i| {

@@ -11,8 +11,9 @@
 
 use crate::active::derive_active;
 use crate::grams::{GramSet, ShardGrams};
+use crate::lane::Lane;
 use crate::model::{Mark, MessageRecord, Role, SessionMeta, Shard};
-use crate::prepared::{Lane, PreparedShard};
+use crate::prepared::PreparedShard;
 use serde::de::{DeserializeOwned, Error as _, IgnoredAny};
 use std::sync::Arc;
 

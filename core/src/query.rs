@@ -20,6 +20,25 @@ pub const DEFAULT_LIMIT: usize = 20;
 /// Largest page.
 pub const MAX_LIMIT: usize = 100;
 
+/// Which lanes a query reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Lanes {
+    /// user + assistant records.
+    pub conversation: bool,
+    /// tool rows.
+    pub tool: bool,
+}
+
+impl Lanes {
+    /// The lanes of a query's roles and scope.
+    pub fn of(query: &Query) -> Lanes {
+        Lanes {
+            conversation: query.roles.iter().any(|r| *r != Role::Tool),
+            tool: query.scope == Scope::All && query.roles.contains(&Role::Tool),
+        }
+    }
+}
+
 /// A request error with its §4/§7 code.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{code}: {message}")]

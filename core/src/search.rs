@@ -11,22 +11,17 @@
 //! occurrence tables, when the catalog has them); either way the page is the
 //! one a full scan would give.
 
+use crate::catalog::Catalog;
 use crate::collector::Collector;
-use crate::directory::Directory;
-use crate::error::{CatalogError, LoadError};
-use crate::grams::ShardGrams;
+use crate::directory::{Directory, DirectoryCache};
 use crate::matching::{match_session, Terms};
-use crate::model::{Manifest, ManifestEntry};
 use crate::page::{page, Outcome};
-use crate::plan::{plan, snapshot, Bound, Lanes, Plan};
-use crate::prepared::PreparedShard;
-use crate::query::{Query, QueryError, Request};
+use crate::plan::{plan, snapshot, Bound, Plan};
+use crate::query::{Lanes, Query, QueryError, Request};
 use crate::response::{DebugReport, PartialReason, PlannerReport, Response};
-use crate::segment::SegmentSet;
 use std::sync::Arc;
 
 pub use crate::matching::HITS_PER_SESSION;
-pub use crate::page::coverage;
 
 /// Per-query limits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,88 +44,19 @@ impl Default for Budgets {
     }
 }
 
-/// A prepared shard handed to the search, and how many bytes were read from
-/// storage to produce it (0 when it came from a cache).
-#[derive(Clone, Debug)]
-pub struct LoadedShard {
-    /// The shard.
-    pub shard: Arc<PreparedShard>,
-    /// Bytes freshly loaded for this query.
-    pub fresh_bytes: u64,
-}
-
-/// What the search reads: manifests and shards. The host implements it over
-/// its store and arena; [`crate::MemIndex`] over bytes in memory.
-pub trait Catalog {
-    /// The manifest to search when no cursor is given.
-    fn current(&self) -> Result<Arc<Manifest>, CatalogError>;
-    /// A retained snapshot, for cursors minted before a publish.
-    fn snapshot(&self, store_id: &str, revision: u64) -> Option<Arc<Manifest>>;
-    /// The prepared shard of a manifest entry. `tools` = the query searches
-    /// tool rows, so the shard must have them (`PreparedShard::has_tools`);
-    /// without it a shard prepared without tool rows will do. An error skips
-    /// the session and makes the answer `partial` (`unreadable`).
-    fn load(&self, key: &str, entry: &ManifestEntry, tools: bool)
-        -> Result<LoadedShard, LoadError>;
-    /// The shard's trigram filters when the catalog holds them without
-    /// loading the shard (`None` = unknown: the shard is loaded and scanned).
-    fn grams(&self, key: &str, entry: &ManifestEntry) -> Option<Arc<ShardGrams>> {
-        let _ = (key, entry);
-        None
-    }
-    /// The index segments the catalog holds. A session whose generation a
-    /// segment covers is a candidate only if that segment says it may match;
-    /// any other session falls back to its filters and a scan.
-    fn segments(&self) -> Option<Arc<SegmentSet>> {
-        None
-    }
-    /// The planning tables of `manifest` over `set` ([`Directory`]). The
-    /// default builds them per query; a long-lived catalog keeps them in a
-    /// [`crate::directory::DirectoryCache`] so a query costs what its
-    /// candidates cost.
-    fn directory(&self, manifest: &Arc<Manifest>, set: Option<Arc<SegmentSet>>) -> Arc<Directory> {
-        Arc::new(Directory::build(manifest.clone(), set))
-    }
-    /// [`Catalog::load`] that may stop between chunks of reading and
-    /// preparing once `expired()` says the scan deadline has passed:
-    /// `Ok(None)` = not ready yet, the catalog keeps its progress so a later
-    /// query goes on from there (each call does at least one chunk, so
-    /// repeated calls finish). The default loads whole.
-    fn load_within(
-        &self,
-        key: &str,
-        entry: &ManifestEntry,
-        tools: bool,
-        expired: &dyn Fn() -> bool,
-    ) -> Result<Option<LoadedShard>, LoadError> {
-        let _ = expired;
-        self.load(key, entry, tools).map(Some)
-    }
-    /// What loading the shard of `entry` would add to the query's load
-    /// budget, known before reading it: its file size unless it is cached.
-    /// The default, 0, means unknown (the load's own `fresh_bytes` is
-    /// counted after the fact). A shard that costs more than what is left
-    /// of the budget is not loaded once the page can stop before it; one
-    /// that costs more than the whole budget (oversized) is loaded only as
-    /// the first thing a page needs — the page before stops just before it
-    /// (`partial_reason: "oversized"`, with a cursor).
-    fn load_cost(&self, key: &str, entry: &ManifestEntry, tools: bool) -> u64 {
-        let _ = (key, entry, tools);
-        0
-    }
-    /// A monotonic clock in microseconds for `debug`'s phase times (`None`:
-    /// the phases report 0). Read only when a query asks for `debug`.
-    fn clock_us(&self) -> Option<u64> {
-        None
-    }
-}
-
 /// Everything a search needs besides the query.
 pub struct SearchEnv<'a> {
     /// Manifests and shards.
     pub catalog: &'a dyn Catalog,
+    /// The planning tables of the last snapshots searched, kept by a
+    /// long-lived host so a query costs what its candidates cost (`None`:
+    /// each query builds its snapshot's [`Directory`]).
+    pub directories: Option<&'a DirectoryCache>,
     /// A monotonic clock in milliseconds (only differences are used).
     pub clock: &'a dyn Fn() -> u64,
+    /// A monotonic clock in microseconds for `debug`'s phase times (`None`:
+    /// the phases report 0). Read only when a query asks for `debug`.
+    pub clock_us: Option<&'a dyn Fn() -> u64>,
     /// Limits.
     pub budgets: Budgets,
     /// True while the first backfill is still running.
@@ -146,15 +72,17 @@ pub fn search_request(request: &Request, env: &SearchEnv<'_>) -> Result<Response
 /// Runs a search: plan, scan, page.
 pub fn search(query: &Query, env: &SearchEnv<'_>) -> Result<Response, QueryError> {
     let started = (env.clock)();
-    let us = || match query.debug {
-        true => env.catalog.clock_us().unwrap_or(0),
-        false => 0,
+    let us = || match (query.debug, env.clock_us) {
+        (true, Some(clock_us)) => clock_us(),
+        _ => 0,
     };
     let t0 = us();
     let snap = snapshot(query, env.catalog)?;
-    let dir = env
-        .catalog
-        .directory(&snap.manifest, env.catalog.segments());
+    let set = env.catalog.segments();
+    let dir = match env.directories {
+        Some(cache) => cache.get(&snap.manifest, set),
+        None => Arc::new(Directory::build(snap.manifest.clone(), set)),
+    };
     // The scan deadline runs from here: opening or building the snapshot's
     // index (a `MemIndex` builds its segment on the first search, in the
     // browser under a real clock) is one-time work, not this query's scan.

@@ -23,8 +23,9 @@
 //! masks). A segment is refused unless
 //! its CRC, table order and offsets hold.
 
-use crate::plan::Lanes;
-use crate::prepared::{Lane, PreparedShard};
+use crate::lane::Lane;
+use crate::prepared::PreparedShard;
+use crate::query::Lanes;
 use roaring::RoaringBitmap;
 use rustc_hash::FxBuildHasher;
 use std::collections::{HashMap, HashSet};

@@ -7,9 +7,10 @@
 //! included — and no page may run past its deadline by more than a chunk.
 
 use proptest::prelude::*;
+use recall_core::catalog::{Catalog, LoadedShard};
 use recall_core::model::*;
 use recall_core::response::{PartialReason, Response, State};
-use recall_core::search::{search_request, Budgets, Catalog, LoadedShard, SearchEnv};
+use recall_core::search::{search_request, Budgets, SearchEnv};
 use recall_core::{CatalogError, LoadError, MemIndex, PreparedShard, Preparing, Request};
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, HashMap};
@@ -231,7 +232,9 @@ fn page_through(
     let clock = || catalog.now_ms();
     let env = SearchEnv {
         catalog,
+        directories: None,
         clock: &clock,
+        clock_us: None,
         budgets,
         building: false,
     };
@@ -273,7 +276,9 @@ fn full(index: &MemIndex, request: &Request) -> Vec<serde_json::Value> {
     let clock = || 0;
     let env = SearchEnv {
         catalog: index,
+        directories: None,
         clock: &clock,
+        clock_us: None,
         budgets: Budgets {
             scan_ms: u64::MAX,
             fresh_bytes: u64::MAX,

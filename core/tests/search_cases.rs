@@ -1,9 +1,10 @@
 //! Search behaviours a user relies on: the response shape (golden JSON),
 //! budgets and partial answers, cursors across publishes, the page byte cap.
 
+use recall_core::catalog::{Catalog, LoadedShard};
 use recall_core::model::*;
 use recall_core::response::{PartialReason, State};
-use recall_core::search::{search_request, Budgets, Catalog, LoadedShard, SearchEnv};
+use recall_core::search::{search_request, Budgets, SearchEnv};
 use recall_core::{CatalogError, ErrorCode, LoadError, MemIndex, Request};
 use std::cell::Cell;
 use std::collections::BTreeMap;
@@ -188,7 +189,9 @@ fn cursor_pages_a_retained_snapshot() {
     let clock = || 0;
     let env = SearchEnv {
         catalog: &snaps,
+        directories: None,
         clock: &clock,
+        clock_us: None,
         budgets: Budgets::default(),
         building: false,
     };
@@ -215,7 +218,9 @@ fn timeout_gives_partial_without_cursor() {
     };
     let env = SearchEnv {
         catalog: &index,
+        directories: None,
         clock: &clock,
+        clock_us: None,
         budgets: Budgets::default(),
         building: false,
     };
@@ -263,7 +268,9 @@ fn load_budget_gives_partial_with_a_cursor_that_continues() {
     let clock = || 0;
     let env = SearchEnv {
         catalog: &cold,
+        directories: None,
         clock: &clock,
+        clock_us: None,
         budgets: Budgets::default(),
         building: false,
     };
@@ -339,7 +346,9 @@ fn building_state_is_reported() {
     let clock = || 0;
     let env = SearchEnv {
         catalog: &index,
+        directories: None,
         clock: &clock,
+        clock_us: None,
         budgets: Budgets::default(),
         building: true,
     };
@@ -384,7 +393,9 @@ fn an_unreadable_shard_makes_the_answer_partial_not_silently_smaller() {
     let clock = || 0;
     let env = SearchEnv {
         catalog: &damaged,
+        directories: None,
         clock: &clock,
+        clock_us: None,
         budgets: Budgets::default(),
         building: false,
     };
@@ -429,7 +440,9 @@ fn an_unreadable_catalog_is_an_error_not_an_empty_answer() {
     let clock = || 0;
     let env = SearchEnv {
         catalog: &NoManifest,
+        directories: None,
         clock: &clock,
+        clock_us: None,
         budgets: Budgets::default(),
         building: false,
     };
@@ -515,7 +528,9 @@ fn debug_reports_the_plan_only_when_asked_and_never_changes_the_answer() {
         query.debug = debug;
         let env = SearchEnv {
             catalog: index,
+            directories: None,
             clock: &clock,
+            clock_us: None,
             budgets: Budgets::default(),
             building: false,
         };
@@ -634,7 +649,9 @@ fn session(id: &str, ts: i64, texts: &[String]) -> Shard {
 fn sized_env<'a>(sized: &'a Sized<'a>, clock: &'a dyn Fn() -> u64, budget: u64) -> SearchEnv<'a> {
     SearchEnv {
         catalog: sized,
+        directories: None,
         clock,
+        clock_us: None,
         budgets: Budgets {
             fresh_bytes: budget,
             ..Budgets::default()

@@ -344,6 +344,7 @@ fn request_strategy() -> impl Strategy<Value = Request> {
                 limit: Some(limit.to_string()),
                 cursor: None,
                 model: None,
+                ..Request::default()
             },
         )
 }

@@ -6,10 +6,11 @@
 
 use proptest::prelude::*;
 use recall_core::fold::fold_str;
+use recall_core::lane::Lane;
 use recall_core::matcher::Term;
 use recall_core::model::*;
-use recall_core::plan::Lanes;
-use recall_core::prepared::{Lane, PreparedShard};
+use recall_core::prepared::PreparedShard;
+use recall_core::query::Lanes;
 use recall_core::segment::{build, Builder, Segment};
 use recall_core::{MemIndex, Request};
 use std::collections::BTreeMap;

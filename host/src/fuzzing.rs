@@ -26,10 +26,11 @@ use crate::http::{locate, query};
 use crate::index::{IndexOptions, Indexer};
 use crate::store::{checkpoints, generations, manifest as store_manifest, Store};
 use crate::store::{policy as store_policy, state as store_state};
+use recall_core::catalog::{Catalog, LoadedShard};
 use recall_core::error::{CatalogError, LoadError};
 use recall_core::model::{Manifest, ManifestEntry, Source};
 use recall_core::naming::generation_file_name;
-use recall_core::search::{search_request, Budgets, Catalog, LoadedShard, SearchEnv};
+use recall_core::search::{search_request, Budgets, SearchEnv};
 use recall_core::{MemIndex, PreparedShard, Request, Segment, SegmentSet, ShardGrams};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -400,7 +401,9 @@ pub fn segment(bytes: &[u8]) {
         };
         let env = SearchEnv {
             catalog: &catalog,
+            directories: None,
             clock: &|| 0,
+            clock_us: None,
             budgets: Budgets::default(),
             building: false,
         };

@@ -4,11 +4,12 @@
 use crate::engine::arena::Arena;
 use crate::engine::chunked::Pending;
 use crate::store::{generations, Store, StoreError};
-use recall_core::directory::{Directory, DirectoryCache};
+use recall_core::catalog::{Catalog, LoadedShard};
+use recall_core::directory::DirectoryCache;
 use recall_core::model::{Manifest, ManifestEntry};
 use recall_core::naming::generation_file_name;
 use recall_core::query::{Query, QueryError};
-use recall_core::search::{Budgets, Catalog, LoadedShard, SearchEnv};
+use recall_core::search::{Budgets, SearchEnv};
 use recall_core::{CatalogError, LoadError, Response, SegmentSet, ShardGrams};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
@@ -50,7 +51,7 @@ impl StoreCatalog {
     /// directory instead of building its own.
     pub fn warm(&self) {
         if let Ok(manifest) = Catalog::current(self) {
-            let _ = Catalog::directory(self, &manifest, Catalog::segments(self));
+            let _ = self.directories.get(&manifest, Catalog::segments(self));
         }
     }
 
@@ -78,11 +79,22 @@ impl StoreCatalog {
     ) -> Result<Response, QueryError> {
         let env = SearchEnv {
             catalog: self,
+            directories: None,
             clock,
+            clock_us: None,
             budgets,
             building,
         };
-        recall_core::search(query, &env)
+        recall_core::search(query, &self.own(&env))
+    }
+
+    /// `env` with this catalog's directory cache and debug clock.
+    pub fn own<'a>(&'a self, env: &SearchEnv<'a>) -> SearchEnv<'a> {
+        SearchEnv {
+            directories: Some(&self.directories),
+            clock_us: Some(&clock_us),
+            ..*env
+        }
     }
 }
 
@@ -101,20 +113,11 @@ impl Catalog for StoreCatalog {
         self.store.live_segment_set()
     }
 
-    fn directory(&self, manifest: &Arc<Manifest>, set: Option<Arc<SegmentSet>>) -> Arc<Directory> {
-        self.directories.get(manifest, set)
-    }
-
     fn load_cost(&self, _key: &str, entry: &ManifestEntry, tools: bool) -> u64 {
         match self.arena.has_shard(&entry.generation_file, tools) {
             true => 0,
             false => entry.bytes,
         }
-    }
-
-    fn clock_us(&self) -> Option<u64> {
-        static EPOCH: OnceLock<Instant> = OnceLock::new();
-        Some(EPOCH.get_or_init(Instant::now).elapsed().as_micros() as u64)
     }
 
     fn grams(&self, _key: &str, entry: &ManifestEntry) -> Option<Arc<ShardGrams>> {
@@ -210,4 +213,10 @@ pub(crate) fn read_verified(store: &Store, name: &str) -> Result<Vec<u8>, LoadEr
         });
     }
     Ok(bytes)
+}
+
+/// A monotonic clock in microseconds since first use (`debug`'s phase times).
+fn clock_us() -> u64 {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    EPOCH.get_or_init(Instant::now).elapsed().as_micros() as u64
 }

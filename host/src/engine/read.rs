@@ -78,6 +78,6 @@ impl ReadCatalog for StoreCatalog {
         env: &SearchEnv<'_>,
     ) -> Result<Response, QueryError> {
         crate::engine::served::no_host_filter(host)?;
-        recall_core::search(query, env)
+        recall_core::search(query, &self.own(env))
     }
 }

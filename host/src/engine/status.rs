@@ -105,7 +105,7 @@ impl Engine {
             availability: crate::index::Availability::of(self.policy.enabled, !st.backfilled),
             revision: m.revision,
             store_id: m.store_id.clone(),
-            coverage: recall_core::search::coverage(&m),
+            coverage: recall_core::directory::coverage(&m),
             store_dir: self.store.dir().display().to_string(),
             sessions: m.sessions.len(),
             generations: names.len(),

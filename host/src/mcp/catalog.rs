@@ -6,8 +6,8 @@
 
 use super::scope::View;
 use crate::store::Store;
+use recall_core::catalog::{Catalog, LoadedShard};
 use recall_core::model::{Manifest, ManifestEntry};
-use recall_core::search::{Catalog, LoadedShard};
 use recall_core::{CatalogError, LoadError, PreparedShard, ShardGrams};
 use std::sync::Arc;
 

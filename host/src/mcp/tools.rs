@@ -179,7 +179,9 @@ fn run_search(c: &Call, r: &Request) -> Result<(Response, &'static str), String>
     let clock = move || started.elapsed().as_millis() as u64;
     let env = SearchEnv {
         catalog: &catalog,
+        directories: None,
         clock: &clock,
+        clock_us: None,
         budgets: Budgets {
             scan_ms: c.deadline.remaining_ms(),
             fresh_bytes: u64::MAX,

@@ -21,11 +21,12 @@ use super::Remote;
 use crate::engine::arena::Arena;
 use crate::engine::catalog::StoreCatalog;
 use base64::Engine;
+use recall_core::catalog::{Catalog, LoadedShard};
 use recall_core::error::ErrorCode;
 use recall_core::model::{Manifest, ManifestEntry};
 use recall_core::query::{Query, QueryError};
 use recall_core::response::{HostCoverage, HostRef, PartialReason, State};
-use recall_core::search::{Budgets, Catalog, LoadedShard, SearchEnv};
+use recall_core::search::{Budgets, SearchEnv};
 use recall_core::{CatalogError, LoadError, Response, Segment, SegmentSet, ShardGrams};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -618,7 +619,7 @@ impl UnionCatalog {
             return;
         };
         let plan = recall_core::plan::candidates(query, &self.manifest, self);
-        let tools = recall_core::plan::Lanes::of(query).tool;
+        let tools = recall_core::query::Lanes::of(query).tool;
         let want: Vec<(String, String)> = plan
             .iter()
             .filter_map(|c| {
@@ -717,7 +718,9 @@ impl UnionCatalog {
         };
         let env = SearchEnv {
             catalog: self,
+            directories: None,
             clock: &clock,
+            clock_us: None,
             budgets,
             building,
         };

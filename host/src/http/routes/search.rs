@@ -98,7 +98,9 @@ async fn run(
         let clock = || started.elapsed().as_millis() as u64;
         let env = SearchEnv {
             catalog: catalog.catalog(),
+            directories: None,
             clock: &clock,
+            clock_us: None,
             budgets: Budgets::default(),
             building: indexer.as_ref().is_some_and(|ix| ix.building()),
         };

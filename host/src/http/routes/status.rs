@@ -13,7 +13,7 @@ use crate::http::{AppState, Exposure};
 use crate::index::{Availability, IndexStatus};
 use axum::extract::State;
 use axum::response::Response;
-use recall_core::search::coverage;
+use recall_core::directory::coverage;
 use serde_json::json;
 
 /// The handler.
