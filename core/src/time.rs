@@ -96,13 +96,15 @@ impl TimeSpec {
             "yesterday" => return Ok(TimeSpec::DayStart(1)),
             _ => {}
         }
-        let (n, unit) = lower.split_at(lower.len().saturating_sub(1));
-        let unit_ms = match unit {
-            "h" => HOUR_MS,
-            "d" => DAY_MS,
-            "w" => 7 * DAY_MS,
+        // The unit is one ASCII letter at the end (never split inside a
+        // multi-byte character).
+        let unit_ms = match lower.as_bytes().last() {
+            Some(b'h') => HOUR_MS,
+            Some(b'd') => DAY_MS,
+            Some(b'w') => 7 * DAY_MS,
             _ => return Err(TimeError::Unrecognised),
         };
+        let n = &lower[..lower.len() - 1];
         if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
             return Err(TimeError::Unrecognised);
         }
@@ -301,7 +303,7 @@ mod tests {
         // Absolute forms need no clock.
         assert_eq!(parse_instant("1000", None), Ok(1000));
         assert_eq!(parse_instant("7d", None), Err(TimeError::NoClock));
-        for bad in ["d", "7x", "-7d", "7 d", "soon", "1.5d", "", "tomorrow"] {
+        for bad in ["d", "7x", "7é", "é", "k\u{bb25c}", "-7d", "7 d", "soon", "1.5d", "", "tomorrow"] {
             assert!(parse_instant(bad, Some(&utc)).is_err(), "{bad}");
         }
         assert_eq!(
