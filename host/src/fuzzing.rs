@@ -66,11 +66,7 @@ fn home() -> PathBuf {
             ));
             let _ = std::fs::remove_dir_all(&dir);
             let _ = crate::demo::write_at(&dir, 1_793_000_000_000);
-            for (rel, bytes) in NEXT_SEEDS {
-                let p = dir.join(rel);
-                let _ = p.parent().map(std::fs::create_dir_all);
-                let _ = std::fs::write(p, bytes);
-            }
+            let _ = write_next_seeds(&dir);
             Scratch(dir)
         };
     }
@@ -94,6 +90,19 @@ const NEXT_SEEDS: [(&str, &[u8]); 3] = [
         include_bytes!("../../tests/shared/corpus/copilot-cli/049410b4-c1df-44ee-87a5-caa1c349091e__events.jsonl"),
     ),
 ];
+
+/// Writes the sessions of the agents the demo home does not hold into
+/// `dir` (a home), beside the demo's.
+pub fn write_next_seeds(dir: &std::path::Path) -> std::io::Result<()> {
+    for (rel, bytes) in NEXT_SEEDS {
+        let p = dir.join(rel);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(p, bytes)?;
+    }
+    Ok(())
+}
 
 fn units() -> Vec<SessionSource> {
     extract::discover(&Roots::resolve(&home(), |_| None))

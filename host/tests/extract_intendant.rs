@@ -271,11 +271,9 @@ fn project_root_relations_and_resume() {
             serde_json::json!(kind),
             "serialized as written"
         );
-        assert_eq!(
-            x.meta.resume.as_deref(),
-            Some("intendant --resume 'it'\\''s $(id)'"),
-            "every value shell-quoted"
-        );
+        // An id outside Intendant's id syntax (spaces, quotes, `$(…)`) gets no
+        // resume command at all rather than a quoted one.
+        assert_eq!(x.meta.resume, None, "no resume command for a hostile id");
     }
 }
 

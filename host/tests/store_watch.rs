@@ -90,13 +90,15 @@ fn refresh_sweeps_only_what_changed() {
 }
 
 /// `Roots::scopes` limits the watch to what discovery reads: every file of
-/// every unit of a home with all six sources must still be seen changing
+/// every unit of a home with every source must still be seen changing
 /// (a discovery reading somewhere new without a scope for it fails here).
 #[test]
 fn the_watch_sees_every_file_discovery_reads() {
     use recall_host::index::watch::{Pending, Watch};
     let home = temp_dir("watch-scopes");
     recall_host::demo::write_at(&home, 1_793_000_000_000).unwrap();
+    // The agents the demo home does not hold yet.
+    recall_host::fuzzing::write_next_seeds(&home).unwrap();
     let roots = Roots::resolve(&fs::canonicalize(&*home).unwrap(), |_| None);
     let units = recall_host::extract::discover(&roots);
     let sources: std::collections::BTreeSet<_> = units.iter().map(|u| u.source).collect();

@@ -47,7 +47,14 @@ fn team_finds(viewer: &Path, weed: &Weed, word: &str) -> Vec<String> {
     );
     let r: Response = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
-    r.sessions.into_iter().map(|s| s.session_key).collect()
+    // Another host's sessions are keyed `<host-id>/<key>`: the key as published.
+    r.sessions
+        .into_iter()
+        .map(|s| match s.session_key.split_once('/') {
+            Some((_, key)) => key.to_string(),
+            None => s.session_key,
+        })
+        .collect()
 }
 
 #[test]

@@ -115,9 +115,18 @@ pub fn generate_with(
         std::process::id()
     ));
     let generated = Generated { dir };
+    // The sources gen.py writes with `--sources` (DeepSeek Harness has its
+    // own flag; it writes none of Gemini CLI, Copilot CLI or Qwen Code).
+    const GENERATED: [Source; 5] = [
+        Source::ClaudeCode,
+        Source::Codex,
+        Source::Kimi,
+        Source::Pi,
+        Source::Intendant,
+    ];
     let five: Vec<&str> = sources
         .iter()
-        .filter(|s| **s != Source::Dsh)
+        .filter(|s| GENERATED.contains(s))
         .map(|s| s.as_str())
         .collect();
     let mut cmd = Command::new("python3");

@@ -579,9 +579,10 @@ impl<'a> Gen<'a> {
             (req(&"x".repeat(1025)), Expect::Error("query_too_long")),
             (req(&"é".repeat(513)), Expect::Error("query_too_long")),
             (req(&"x".repeat(1024)), Expect::Nothing),
-            (with("source", "gemini"), Expect::Error("invalid_param")),
+            (with("source", "aider"), Expect::Error("invalid_param")),
+            (with("source", "gemini"), Expect::Any),
             (
-                with("source", "codex,gemini"),
+                with("source", "codex,aider"),
                 Expect::Error("invalid_param"),
             ),
             (with("source", " , "), Expect::Error("invalid_param")),
