@@ -303,7 +303,19 @@ mod tests {
         // Absolute forms need no clock.
         assert_eq!(parse_instant("1000", None), Ok(1000));
         assert_eq!(parse_instant("7d", None), Err(TimeError::NoClock));
-        for bad in ["d", "7x", "7é", "é", "k\u{bb25c}", "-7d", "7 d", "soon", "1.5d", "", "tomorrow"] {
+        for bad in [
+            "d",
+            "7x",
+            "7é",
+            "é",
+            "k\u{bb25c}",
+            "-7d",
+            "7 d",
+            "soon",
+            "1.5d",
+            "",
+            "tomorrow",
+        ] {
             assert!(parse_instant(bad, Some(&utc)).is_err(), "{bad}");
         }
         assert_eq!(

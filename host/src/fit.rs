@@ -254,6 +254,13 @@ pub fn wrap(s: &str, indent: &str, width: usize) -> Vec<String> {
     lines
 }
 
+/// Replaces control characters (C0, DEL, C1) with spaces.
+pub fn sanitize(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -338,11 +345,4 @@ mod tests {
             prop_assert!(a <= at && b >= at + 6, "{:?}", &text[a..b]);
         }
     }
-}
-
-/// Replaces control characters (C0, DEL, C1) with spaces.
-pub fn sanitize(s: &str) -> String {
-    s.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect()
 }

@@ -178,15 +178,15 @@ fn a_host_publishing_the_searchers_keys_under_the_lowest_id_takes_over_nothing()
     // The impostor holds the same sessions (a copy of the home), publishes
     // them as host 0000000000000000 and gives each its own resume command.
     let b = &root.join("impostor");
-    copy_tree(&a, &b);
-    std::fs::create_dir_all(store_dir(&b)).expect("store dir");
+    copy_tree(&a, b);
+    std::fs::create_dir_all(store_dir(b)).expect("store dir");
     std::fs::write(
-        store_dir(&b).join(hostid::HOST_FILE),
+        store_dir(b).join(hostid::HOST_FILE),
         r#"{"id":"0000000000000000","name":"laptop"}"#,
     )
     .expect("host.json");
-    run_ok(&b, &["--now", &NOW.to_string(), "index"], 0);
-    assert_eq!(publish(&b, &weed, "laptop"), "0000000000000000");
+    run_ok(b, &["--now", &NOW.to_string(), "index"], 0);
+    assert_eq!(publish(b, &weed, "laptop"), "0000000000000000");
     poison_resume(&weed, "0000000000000000", EVIL);
 
     let own = manifest(&a).expect("manifest");

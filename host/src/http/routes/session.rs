@@ -66,7 +66,7 @@ async fn run(
             }
             SourceCheck::through(
                 indexer.as_deref(),
-                &key,
+                key,
                 entry,
                 &shard.shard.records[record],
             )
