@@ -5,6 +5,7 @@
 //! ([`IndexerHandle`]), the one index status and the one error type faces
 //! map to their own answers ([`EngineError`]).
 
+pub mod answer;
 pub mod arena;
 pub mod budget;
 pub mod catalog;

@@ -2,6 +2,7 @@
 //! JSON object by [`parse`], so that a malformed argument is a tool error
 //! with the core's code (`invalid_param`), never a protocol error.
 
+use crate::engine::answer::Shape as AnswerShape;
 use crate::engine::budget::Fields;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -53,13 +54,6 @@ pub struct Shape {
     pub max_tokens: Option<u64>,
     /// Detail: minimal (keys, titles, times, one snippet), summary (default) or full.
     pub fields: Option<FieldsArg>,
-}
-
-impl Shape {
-    /// The detail level.
-    pub fn fields(&self) -> Fields {
-        self.fields.map(Fields::from).unwrap_or_default()
-    }
 }
 
 /// `session_search` arguments.
@@ -214,8 +208,11 @@ pub struct LocatorSchema {
 }
 
 impl Shape {
-    /// The shape of `max_tokens` / `fields` given separately.
-    pub fn of(max_tokens: Option<u64>, fields: Option<FieldsArg>) -> Shape {
-        Shape { max_tokens, fields }
+    /// The answer shape of `max_tokens` / `fields` given separately.
+    pub fn of(max_tokens: Option<u64>, fields: Option<FieldsArg>) -> AnswerShape {
+        AnswerShape {
+            max_tokens,
+            fields: fields.map(Fields::from).unwrap_or_default(),
+        }
     }
 }

@@ -5,7 +5,8 @@
 
 use super::args::{EventArgs, EventSearchArgs, SessionArgs, Shape};
 use super::catalog::ReadOnlyCatalog;
-use super::tools::{core_err, fit_or_err, index_info, longest, Call};
+use super::tools::{core_err, index_info, Call};
+use crate::engine::answer::{fit_or_err, longest, Shape as AnswerShape};
 use crate::engine::budget::{self, clip, Fields, Truncated};
 use crate::lineage;
 use recall_core::model::Locator;
@@ -59,7 +60,7 @@ pub fn session_event_search(c: &Call, a: &EventSearchArgs) -> Result<Value, Stri
         Some(n) => return Err(format!("invalid_param: limit must be 1–100, not {n}")),
     };
     let shape = Shape::of(a.max_tokens, a.fields);
-    let f = shape.fields();
+    let f = shape.fields;
     let (key, generation, p) = load(c, &a.session)?;
     let mut filter = session::filter::Filter::default();
     if let Some(roles) = &a.roles {
@@ -176,7 +177,7 @@ fn neighbour(e: &Entry, f: Fields, t: &mut Truncated) -> Value {
 }
 
 /// The window's size: `chars` when given, else what the budget leaves.
-fn window_chars(a: &EventArgs, shape: Shape) -> Result<usize, String> {
+fn window_chars(a: &EventArgs, shape: AnswerShape) -> Result<usize, String> {
     let tokens =
         budget::check_tokens(shape.max_tokens).map_err(|m| format!("invalid_param: {m}"))?;
     let room = budget::max_chars(tokens).saturating_sub(ENVELOPE).max(1);
@@ -192,7 +193,7 @@ fn window_chars(a: &EventArgs, shape: Shape) -> Result<usize, String> {
 pub fn session_event_read(c: &Call, a: &EventArgs) -> Result<Value, String> {
     let at = address(a)?;
     let shape = Shape::of(a.max_tokens, a.fields);
-    let f = shape.fields();
+    let f = shape.fields;
     let n = window_chars(a, shape)?;
     let (key, _, p) = load(c, &a.session)?;
     let w = session::window(
@@ -238,7 +239,7 @@ pub fn session_event_read(c: &Call, a: &EventArgs) -> Result<Value, String> {
 pub fn session_event_trace(c: &Call, a: &EventArgs) -> Result<Value, String> {
     let at = address(a)?;
     let shape = Shape::of(a.max_tokens, a.fields);
-    let f = shape.fields();
+    let f = shape.fields;
     let n = window_chars(a, shape)?;
     let (key, _, p) = load(c, &a.session)?;
     let tr = session::trace_record(&p, &at).map_err(core_err)?;

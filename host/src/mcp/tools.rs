@@ -7,10 +7,10 @@
 use super::args::{ListArgs, SearchArgs, Shape, Sort};
 use super::catalog::ReadOnlyCatalog;
 use super::scope::View;
-use crate::engine::budget::{self, clip, Cut, Fields, Truncated};
+use crate::engine::answer::{self, fit_or_err, longest};
+use crate::engine::budget::Truncated;
 use crate::store::Store;
 use recall_core::query::{QueryError, Request};
-use recall_core::response::SessionHits;
 use recall_core::search::{search, Budgets, SearchEnv};
 use recall_core::session::sessions::{sessions, SessionsRequest};
 use recall_core::time::Clock;
@@ -128,21 +128,6 @@ fn join(v: &Option<Vec<String>>) -> Option<String> {
     v.as_ref().map(|v| v.join(","))
 }
 
-/// Fits `render` in the budget of `shape`, or says the budget is too small.
-pub fn fit_or_err(
-    shape: Shape,
-    items: usize,
-    hits: usize,
-    text: usize,
-    render: impl FnMut(Cut) -> Value,
-) -> Result<Value, String> {
-    let tokens =
-        budget::check_tokens(shape.max_tokens).map_err(|m| format!("invalid_param: {m}"))?;
-    budget::fit(budget::max_chars(tokens), items, hits, text, render).ok_or_else(|| {
-        format!("invalid_param: max_tokens {tokens} is too small for even one result; ask for more")
-    })
-}
-
 fn search_request(a: &SearchArgs, view: &View, clock: &Clock, n: u64) -> Request {
     let mut r = Request::new(&a.query);
     r.source = join(&a.sources);
@@ -193,111 +178,17 @@ fn run_search(c: &Call, r: &Request) -> Result<(Response, &'static str), String>
     Ok((resp, "store"))
 }
 
-fn hit_json(
-    key: &str,
-    h: &recall_core::response::Hit,
-    f: Fields,
-    text: usize,
-    t: &mut Truncated,
-) -> Value {
-    let (snippet, cut) = clip(&h.snippet, text);
-    t.chars += cut;
-    if f == Fields::Minimal {
-        return json!({"snippet": snippet});
-    }
-    let end = h.snippet_offset_bytes + snippet.len() as u64;
-    let ranges: Vec<[u64; 2]> = h
-        .ranges
-        .iter()
-        .filter(|r| r[0] < end)
-        .map(|r| [r[0], r[1].min(end)])
-        .collect();
-    let around = h.ranges.first().map_or(h.snippet_offset_bytes, |r| r[0]);
-    let mut v = json!({
-        "role": h.role,
-        "ts_ms": h.ts_ms,
-        "snippet": snippet,
-        "locator": h.locator,
-        "read": {"session": key, "locator": h.locator, "around": around},
-    });
-    if h.superseded {
-        v["superseded"] = json!(true);
-    }
-    if h.subagent {
-        v["subagent"] = json!(true);
-    }
-    if f == Fields::Full {
-        v["snippet_offset_bytes"] = json!(h.snippet_offset_bytes);
-        v["ranges"] = json!(ranges);
-        v["seq"] = json!(h.seq);
-        v["truncated"] = json!(h.truncated);
-    }
-    v
-}
-
-fn session_json(s: &SessionHits, f: Fields, c: Cut, t: &mut Truncated) -> Value {
-    let per = if f == Fields::Minimal {
-        c.hits.min(1)
-    } else {
-        c.hits
-    };
-    t.hits += s.hits.len().saturating_sub(per) as u64;
-    let hits: Vec<Value> = s
-        .hits
-        .iter()
-        .take(per)
-        .map(|h| hit_json(&s.session_key, h, f, c.text, t))
-        .collect();
-    let (title, cut) = clip(s.title.as_deref().unwrap_or(""), c.text.max(80));
-    t.chars += cut;
-    let mut v = json!({
-        "session": s.session_key,
-        "title": title,
-        "best_ts_ms": s.best_ts_ms,
-        "hits": hits,
-    });
-    if f != Fields::Minimal {
-        v["source"] = json!(s.source);
-        v["cwd"] = json!(s.cwd);
-        v["total_hits"] = json!(s.total_hits);
-        if let Some(r) = &s.relevance {
-            v["relevance"] = json!(r.score);
-        }
-    }
-    if f == Fields::Full {
-        v["session_id"] = json!(s.session_id);
-        v["branch"] = json!(s.branch);
-        v["updated_ms"] = json!(s.updated_ms);
-        v["messages"] = json!(s.messages);
-        v["source_gone"] = json!(s.source_gone);
-    }
-    v
-}
-
 /// `session_search`: one budgeted page of grouped hits over the view.
 pub fn session_search(c: &Call, a: &SearchArgs) -> Result<Value, String> {
     let n = limit(a.limit)?;
     let shape = Shape::of(a.max_tokens, a.fields);
-    let f = shape.fields();
     let r = search_request(a, c.view, &c.clock, n);
     let (resp, via) = run_search(c, &r)?;
-    let items = resp.sessions.len();
-    let hits = resp
-        .sessions
-        .iter()
-        .map(|s| s.hits.len())
-        .max()
-        .unwrap_or(0);
-    let text = longest(
-        resp.sessions
-            .iter()
-            .flat_map(|s| s.hits.iter().map(|h| h.snippet.as_str())),
-    );
     // The cursor after the last kept session: the core's own, by asking
     // again for just that many sessions when the budget keeps fewer.
     let mut cursors: std::collections::HashMap<usize, Option<String>> = Default::default();
-    cursors.insert(items, resp.cursor.clone());
-    let mut cursor_for = |k: usize| -> Option<String> {
+    cursors.insert(resp.sessions.len(), resp.cursor.clone());
+    let cursor_for = |k: usize| -> Option<String> {
         if let Some(cur) = cursors.get(&k) {
             return cur.clone();
         }
@@ -308,39 +199,7 @@ pub fn session_search(c: &Call, a: &SearchArgs) -> Result<Value, String> {
         cur
     };
     let index = index_info(c.view, resp.revision, via);
-    let partial = resp.partial_reason.is_some();
-    let answer = fit_or_err(shape, items, hits, text, |cut| {
-        let mut t = Truncated {
-            sessions: items.saturating_sub(cut.items) as u64,
-            ..Truncated::default()
-        };
-        let sessions: Vec<Value> = resp
-            .sessions
-            .iter()
-            .take(cut.items)
-            .map(|s| session_json(s, f, cut, &mut t))
-            .collect();
-        let mut v = json!({"sessions": sessions, "index": index});
-        if let Some(cur) = cursor_for(cut.items) {
-            v["cursor"] = json!(cur);
-        }
-        if t.any() {
-            v["truncated"] = json!(t);
-        }
-        if partial {
-            v["partial"] = json!(true);
-        }
-        if items == 0 {
-            v["empty"] = empty_note(c.view);
-        }
-        v
-    })?;
-    Ok(answer)
-}
-
-/// The longest of `texts`, in characters.
-pub fn longest<'a>(texts: impl Iterator<Item = &'a str>) -> usize {
-    texts.map(|s| s.chars().count()).max().unwrap_or(0)
+    answer::search_page(&resp, shape, &index, || empty_note(c.view), cursor_for)
 }
 
 /// `session_list`: one budgeted page of the view's sessions, newest first
@@ -348,7 +207,7 @@ pub fn longest<'a>(texts: impl Iterator<Item = &'a str>) -> usize {
 pub fn session_list(c: &Call, a: &ListArgs) -> Result<Value, String> {
     let n = limit(a.limit)?;
     let shape = Shape::of(a.max_tokens, a.fields);
-    let f = shape.fields();
+    let f = shape.fields;
     let sources = join(&a.sources);
     let models = join(&a.models);
     let now = c.clock.now_ms.to_string();
@@ -388,30 +247,7 @@ pub fn session_list(c: &Call, a: &ListArgs) -> Result<Value, String> {
             .sessions
             .iter()
             .take(cut.items)
-            .map(|row| {
-                let s = &row.summary;
-                let (title, chars) = clip(s.title.as_deref().unwrap_or(""), cut.text);
-                t.chars += chars;
-                let mut v = json!({
-                    "session": s.session_key,
-                    "title": title,
-                    "created_ms": s.created_ms,
-                    "updated_ms": s.updated_ms,
-                });
-                if f != Fields::Minimal {
-                    v["source"] = json!(s.source);
-                    v["cwd"] = json!(s.cwd);
-                    v["messages"] = json!(s.messages);
-                }
-                if f == Fields::Full {
-                    v["session_id"] = json!(s.session_id);
-                    v["branch"] = json!(s.branch);
-                    v["models"] = json!(s.models);
-                    v["records"] = json!(s.records);
-                    v["children"] = json!(row.children);
-                }
-                v
-            })
+            .map(|row| answer::list_row(&row.summary, row.children, f, cut.text, &mut t))
             .collect();
         let cursor = if cut.items == items {
             page.cursor.clone()
