@@ -6,6 +6,7 @@
 
 #[macro_use]
 pub(crate) mod out;
+mod agent;
 mod bar;
 mod bench;
 mod clear;

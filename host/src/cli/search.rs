@@ -94,6 +94,9 @@ pub struct SearchArgs {
     /// (requests, bytes, objects by kind).
     #[arg(long, requires = "remote")]
     pub stats: bool,
+    /// The budgeted answer for agents (`--max-tokens`, `--fields`).
+    #[command(flatten)]
+    pub agent: super::agent::AgentArgs,
     /// Team search: the size cap of the local cache of other hosts' objects
     /// (`<store>/remote-cache/`, least recently used pruned first).
     #[arg(long, value_name = "MB", default_value_t = 1024, requires = "remote")]
@@ -154,32 +157,43 @@ pub fn run(g: &Globals, a: SearchArgs) -> anyhow::Result<Found> {
         query = request.parse().map_err(|e| fail(&a, &e))?;
         query.debug = a.debug;
     }
+    let (response, via) = ask(&ctx, &a, &request, &query)?;
+    if let Some(shape) = a.agent.shape() {
+        return budgeted(&ctx, &a, shape, &request, response, via);
+    }
+    finish(&ctx, &a, response, &page_key)
+}
+
+/// Answers `query` (parsed from `request`): a team search with `--remote`,
+/// else a running daemon's answer, else this process's; with who answered.
+fn ask(
+    ctx: &Context,
+    a: &SearchArgs,
+    request: &Request,
+    query: &recall_core::query::Query,
+) -> anyhow::Result<(recall_core::Response, &'static str)> {
     if let Some(url) = &a.remote {
         let flags = super::team::Flags {
             hosts: a.host.as_deref(),
             cache_cap: a.remote_cache_mb.saturating_mul(1 << 20),
             stats: a.stats,
         };
-        let r = super::team::search(&ctx, url, &flags, !a.no_refresh, &query);
-        return finish(
-            &ctx,
-            &a,
-            r.map_err(|e| match e.downcast::<QueryError>() {
-                Ok(q) => fail(&a, &q),
-                Err(e) => e,
-            })?,
-            &page_key,
-        );
+        let r = super::team::search(ctx, url, &flags, !a.no_refresh, query);
+        let r = r.map_err(|e| match e.downcast::<QueryError>() {
+            Ok(q) => fail(a, &q),
+            Err(e) => e,
+        })?;
+        return Ok((r, "team"));
     }
     let remote = match a.via {
         Via::Local => None,
         _ => crate::http::client::find(ctx.store.dir())
-            .and_then(|addr| crate::http::client::search_with(addr, &request, a.debug))
+            .and_then(|addr| crate::http::client::search_with(addr, request, a.debug))
             // A `serve --remote` daemon answers for the team: not this search.
             .filter(|r| r.hosts.is_none()),
     };
-    let response = match (remote, a.via) {
-        (Some(r), _) => r,
+    match (remote, a.via) {
+        (Some(r), _) => Ok((r, "daemon")),
         (None, Via::Daemon) => anyhow::bail!("no running `recall serve` answered for this store"),
         (None, _) => {
             if !a.no_refresh {
@@ -192,16 +206,55 @@ pub fn run(g: &Globals, a: SearchArgs) -> anyhow::Result<Found> {
                 fresh_bytes: u64::MAX,
                 ..Budgets::default()
             };
-            match catalog.search(&query, building, budgets) {
+            match catalog.search(query, building, budgets) {
                 Ok(mut r) => {
                     r.window_days = Some(ctx.policy.history_days).filter(|&d| d > 0);
-                    r
+                    Ok((r, "store"))
                 }
-                Err(e) => return Err(fail(&a, &e)),
+                Err(e) => Err(fail(a, &e)),
             }
         }
+    }
+}
+
+/// Prints the budgeted answer of `--max-tokens` / `--fields`: the cursor
+/// after the last session kept is the core's, asked for by searching again
+/// for just that many sessions when the budget keeps fewer.
+fn budgeted(
+    ctx: &Context,
+    a: &SearchArgs,
+    shape: crate::engine::answer::Shape,
+    request: &Request,
+    response: recall_core::Response,
+    via: &str,
+) -> anyhow::Result<Found> {
+    let m = ctx.store.current()?;
+    let index = super::agent::index_block(response.revision, m.updated_at_ms, via);
+    let mut cursors = std::collections::HashMap::new();
+    cursors.insert(response.sessions.len(), response.cursor.clone());
+    let cursor_for = |k: usize| -> Option<String> {
+        if let Some(c) = cursors.get(&k) {
+            return c.clone();
+        }
+        let mut again = request.clone();
+        again.limit = Some(k.max(1).to_string());
+        let cur = again
+            .parse()
+            .ok()
+            .and_then(|q| ask(ctx, a, &again, &q).ok())
+            .and_then(|(r, _)| r.cursor);
+        cursors.insert(k, cur.clone());
+        cur
     };
-    finish(&ctx, &a, response, &page_key)
+    let empty = || super::agent::empty_block(m.sessions.len());
+    let v = crate::engine::answer::search_page(&response, shape, &index, empty, cursor_for)
+        .map_err(super::agent::budget_error)?;
+    outln!("{v}")?;
+    Ok(if response.sessions.is_empty() {
+        Found::No
+    } else {
+        Found::Yes
+    })
 }
 
 /// The flags outside the request that change the answer (team search).

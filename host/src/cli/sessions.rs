@@ -45,12 +45,18 @@ pub struct SessionsArgs {
     /// At most this many sessions (0 = all).
     #[arg(long, default_value_t = 50)]
     pub limit: usize,
+    /// Skip this many sessions first (the next page starts at offset + limit).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub offset: usize,
     /// Print JSON (one array).
     #[arg(long)]
     pub json: bool,
     /// List the store as it is, without the query-time sweep.
     #[arg(long)]
     pub no_refresh: bool,
+    /// The budgeted answer for agents (`--max-tokens`, `--fields`).
+    #[command(flatten)]
+    pub agent: super::agent::AgentArgs,
 }
 
 /// The core list request the flags describe.
@@ -89,8 +95,13 @@ pub fn run(g: &Globals, a: SessionsArgs) -> anyhow::Result<Found> {
     let mut rows =
         list_sessions(&m, &req).map_err(|e| anyhow::anyhow!("{}: {}", e.code, e.message))?;
     let total = rows.len();
+    rows.drain(..a.offset.min(rows.len()));
     if a.limit > 0 {
         rows.truncate(a.limit);
+    }
+    let shown = a.offset + rows.len();
+    if let Some(shape) = a.agent.shape() {
+        return budgeted(&m, &a, shape, &rows, total);
     }
     if a.json {
         // The rows `GET /api/sessions` lists (one summary for every surface).
@@ -127,10 +138,10 @@ pub fn run(g: &Globals, a: SessionsArgs) -> anyhow::Result<Found> {
             );
             outln!("{}", crate::fit::cut(&row, w))?;
         }
-        if total > rows.len() {
+        if total > shown {
             eprintln!(
-                "recall: {} more (use --limit 0 for all)",
-                total - rows.len()
+                "recall: {} more (--offset {shown} for the next page, --limit 0 for all)",
+                total - shown
             );
         }
     } else {
@@ -145,12 +156,68 @@ pub fn run(g: &Globals, a: SessionsArgs) -> anyhow::Result<Found> {
                 if e.source_gone { "  [source gone]" } else { "" }
             )?;
         }
-        if total > rows.len() {
+        if total > shown {
             eprintln!(
-                "recall: {} more (use --limit 0 for all)",
-                total - rows.len()
+                "recall: {} more (--offset {shown} for the next page, --limit 0 for all)",
+                total - shown
             );
         }
     }
+    Ok(if total == 0 { Found::No } else { Found::Yes })
+}
+
+/// Prints the budgeted answer of `--max-tokens` / `--fields`: the rows that
+/// fit, `next_offset` when more remain past the last one kept.
+fn budgeted(
+    m: &recall_core::Manifest,
+    a: &SessionsArgs,
+    shape: crate::engine::answer::Shape,
+    rows: &[(&String, &recall_core::model::ManifestEntry)],
+    total: usize,
+) -> anyhow::Result<Found> {
+    use crate::engine::answer::{fit_or_err, list_row, longest};
+    use crate::engine::budget::Truncated;
+    let kids = children(m);
+    let summaries: Vec<(SessionSummary, u64)> = rows
+        .iter()
+        .map(|(k, e)| {
+            let n = kids.get(k.as_str()).map_or(0, Vec::len) as u64;
+            (SessionSummary::of(k, e), n)
+        })
+        .collect();
+    let items = summaries.len();
+    let text = longest(
+        summaries
+            .iter()
+            .map(|(s, _)| s.title.as_deref().unwrap_or("")),
+    );
+    let index = super::agent::index_block(m.revision, m.updated_at_ms, "store");
+    let v = fit_or_err(shape, items, 0, text, |cut| {
+        let mut t = Truncated {
+            sessions: items.saturating_sub(cut.items) as u64,
+            ..Truncated::default()
+        };
+        let out: Vec<serde_json::Value> = summaries
+            .iter()
+            .take(cut.items)
+            .map(|(s, n)| list_row(s, *n, shape.fields, cut.text, &mut t))
+            .collect();
+        let mut v = serde_json::json!({
+            "sessions": out, "total": total, "offset": a.offset, "index": index,
+        });
+        let next = a.offset + cut.items;
+        if next < total {
+            v["next_offset"] = serde_json::json!(next);
+        }
+        if t.any() {
+            v["truncated"] = serde_json::json!(t);
+        }
+        if total == 0 {
+            v["empty"] = super::agent::empty_block(m.sessions.len());
+        }
+        v
+    })
+    .map_err(super::agent::budget_error)?;
+    outln!("{v}")?;
     Ok(if total == 0 { Found::No } else { Found::Yes })
 }

@@ -41,6 +41,10 @@ pub struct ShowArgs {
     /// The session-view page flags.
     #[command(flatten)]
     pub page: super::show_page::PageArgs,
+    /// The budgeted answer for agents (`--max-tokens`, `--fields`): one page of the session
+    /// view (`--scope`, `--offset`, `--limit` apply), texts clipped to fit.
+    #[command(flatten)]
+    pub agent: super::agent::AgentArgs,
 }
 
 /// `recall show --format`.
@@ -112,6 +116,9 @@ pub fn run(g: &Globals, a: ShowArgs) -> anyhow::Result<Found> {
     ctx.refresh();
     let m = ctx.store.current()?;
     let (key, entry) = find(&m, &a.key)?;
+    if a.agent.shape().is_some() && (a.query.any() || a.format.is_some() || a.json) {
+        bail!("--max-tokens and --fields page the session view (--scope, --offset, --limit): they do not combine with --json, --format or the one-session query flags");
+    }
     if a.format == Some(ShowFormat::Markdown) {
         let opts = crate::export::markdown::MarkdownOptions {
             tools: a.full,
@@ -143,6 +150,9 @@ pub fn run(g: &Globals, a: ShowArgs) -> anyhow::Result<Found> {
         .store
         .generation_bytes(&entry.generation_file)
         .with_context(|| format!("cannot read the shard of {}", sanitize(key)))?;
+    if let Some(shape) = a.agent.shape() {
+        return super::show_page::budgeted(&a.page, &m, key, entry, &bytes, shape);
+    }
     if a.query.any() {
         return super::show_query::run(&a.query, &entry.generation_file, &bytes, a.full, json);
     }

@@ -57,6 +57,29 @@ impl PageArgs {
     }
 }
 
+/// Prints the budgeted answer (`--max-tokens` / `--fields`) of one page of
+/// session `key`: the entries that fit from `--offset`, their texts clipped,
+/// `next_offset` when entries remain.
+pub fn budgeted(
+    a: &PageArgs,
+    m: &recall_core::Manifest,
+    key: &str,
+    entry: &ManifestEntry,
+    bytes: &[u8],
+    shape: crate::engine::answer::Shape,
+) -> anyhow::Result<Found> {
+    let r = a.request()?;
+    let p = PreparedShard::from_bytes(bytes).context("the shard is not valid")?;
+    let mut check =
+        |record: usize| SourceCheck::here(key, entry, &p.shard.records[record]).verdict(false);
+    let page = session_view(key, entry, m.revision, &p, &r, Some(&mut check));
+    let index = super::agent::index_block(m.revision, m.updated_at_ms, "store");
+    let v = crate::engine::answer::view_page(&page, shape, &index)
+        .map_err(super::agent::budget_error)?;
+    outln!("{v}")?;
+    Ok(Found::Yes)
+}
+
 /// Prints one page of session `key` (manifest `revision`, shard `bytes`).
 pub fn run(
     a: &PageArgs,
