@@ -212,7 +212,7 @@ fn session_views_agree_byte_for_byte() {
                     l["total_index"], i,
                     "{k}: the first record with this locator"
                 );
-                let at = l["entry_index"].as_u64().unwrap() - v["offset"].as_u64().unwrap();
+                let at = l["entry_index"].as_u64().unwrap();
                 let shown = &v["entries"][at as usize];
                 if scope == "all" {
                     assert_eq!(l["anchor"], "exact");

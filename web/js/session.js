@@ -205,7 +205,7 @@ export class SessionView {
     const session = this.page?.session && this.page.session.session_key === key
       ? this.page.session
       : (await this.backend().session(key, { limit: 1 }, signal)).session;
-    const locate = target >= 0 ? { state: 'resolved', anchor: 'exact', entry_index: target } : null;
+    const locate = target >= 0 ? { state: 'resolved', anchor: 'exact', entry_index: target - start } : null;
     return { session, offset: start, total: Number(res.total), entries, locate };
   }
 
@@ -329,13 +329,14 @@ export class SessionView {
     const entries = page.entries.map((e, i) => {
       const index = Number(e.index ?? page.offset + i);
       const record = Number(e.total_index ?? index);
-      const isHit = resolved && index === hitIndex;
+      // `entry_index` is the hit's place in this page's entries.
+      const isHit = resolved && i === hitIndex;
       const isExact = isHit && located.anchor !== 'nearest';
       const marks = isExact && this.hit?.ranges ? this.hit.ranges : found.get(record) || null;
       const text = this.entryText(e, marks, page.entries[i - 1] || null);
       const findCls = found.has(record) ? ` find-hit${current && Number(current.index) === record ? ' find-current' : ''}` : '';
-      const cls = `entry role-${e.role}${isHit ? ' located' : ''}${index === hitIndex ? ' target' : ''}${findCls}`;
-      return h('article', { class: cls, tabIndex: index === hitIndex ? -1 : undefined, dataset: { index: String(index), record: String(record) } },
+      const cls = `entry role-${e.role}${isHit ? ' located' : ''}${i === hitIndex ? ' target' : ''}${findCls}`;
+      return h('article', { class: cls, tabIndex: i === hitIndex ? -1 : undefined, dataset: { index: String(index), record: String(record) } },
         h('header', {}, ...recordBadges(e), h('time', {}, when(e.ts_ms)), h('span', { class: 'index' }, `#${index + 1}`)),
         text);
     });

@@ -128,7 +128,8 @@ pub struct Located {
     /// Why it is stale or unavailable.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
-    /// The listed entry showing the record (or the nearest one before it).
+    /// The position in `entries` of the entry showing the record (or the
+    /// nearest one before it): `entries[entry_index]` is the hit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub entry_index: Option<u64>,
     /// The record's index in the shard.
@@ -190,7 +191,7 @@ pub fn session_view(
         .filter(|&i| all || records[i].role != Role::Tool)
         .collect();
     let page = r.page();
-    let (located, anchor) = match &r.locate {
+    let (mut located, anchor) = match &r.locate {
         None => (None, None),
         Some(loc) => {
             let (l, a) = locate(e, p, loc, &visible, verify);
@@ -204,6 +205,10 @@ pub fn session_view(
         None => (r.offset.min(visible.len() as u64)) as usize,
     };
     let end = (start + page).min(visible.len());
+    // The hit's place is given within `entries` (the page), not the listing.
+    if let (Some(l), Some(n)) = (located.as_mut(), anchor) {
+        l.entry_index = Some((n - start) as u64);
+    }
     let entries = visible[start..end]
         .iter()
         .enumerate()
@@ -305,6 +310,7 @@ fn locate(
     };
     if let Some(n) = place {
         // Also given for stale/unavailable: the indexed copy is still shown.
+        // (Made relative to the page by the caller, once the page is known.)
         l.entry_index = Some(n as u64);
         l.total_index = Some(record as u64);
     }
@@ -392,8 +398,10 @@ mod tests {
             (l.state.as_str(), l.anchor.as_deref()),
             ("resolved", Some("exact"))
         );
-        assert_eq!((l.entry_index, l.total_index), (Some(6), Some(7)));
+        assert_eq!((l.entry_index, l.total_index), (Some(1), Some(7)));
         assert_eq!(v.offset, 5);
+        // `entry_index` is the hit's place in the page.
+        assert_eq!(v.entries[1].total_index, 7);
         // A tool row under the conversation scope: the entry before it.
         let v = session_view(
             "codex:s1",

@@ -116,13 +116,13 @@ pub fn run(
             .unwrap_or_default();
         outln!("  hit: {}{}", l.state, sanitize(&why))?;
     }
-    for e in &page.entries {
+    for (n, e) in page.entries.iter().enumerate() {
         let mut flags = String::new();
         for (on, name) in [
             (e.superseded, " [superseded]"),
             (e.subagent, " [subagent]"),
             (e.truncated, " [truncated]"),
-            (anchor == Some(e.index), "  ← hit"),
+            (anchor == Some(n as u64), "  ← hit"),
         ] {
             if on {
                 flags.push_str(name);
