@@ -77,6 +77,15 @@ test('the session list, session view, lineage and one-session queries answer in 
     q('window', { index: '3', before: '2', after: '2' }, { query: 'window', at: { index: 3 }, before: 2, after: 2 });
     q('event-trace', { index: '1' }, { query: 'event_trace', at: { index: 1 } });
   }
+  // Malformed filters: one error (code and message) from core, both ways.
+  const k0 = encodeURIComponent(keys[0]);
+  for (const [params, filter] of [
+    [{ state: 'bogus' }, { state: 'bogus' }],
+    [{ role: 'robot' }, { roles: ['robot'] }],
+    [{ subagent: 'maybe' }, { subagent: 'maybe' }],
+  ]) {
+    cases.push([`/api/session/${k0}/filter`, params, { fn: 'sessionQuery', args: [keys[0], { query: 'filter', filter }] }]);
+  }
   // Words and locators come from the daemon's own pages.
   for (const key of keys.slice(0, 20)) {
     const k = encodeURIComponent(key);
@@ -121,6 +130,7 @@ test('the session list, session view, lineage and one-session queries answer in 
   assert.ok(located >= 20, `${located} located hits`);
   assert.ok(want.some((w) => w.descendants?.length), 'some lineage has descendants');
   assert.ok(want.some((w) => w.total_hits > 0), 'some in-session search finds hits');
+  assert.equal(want.filter((w) => w.error === 'invalid_filter').length, 3, 'the malformed filters are refused');
   t.diagnostic(`${cases.length} requests, 0 differences, ${located} located hits`);
   assert.deepEqual(page.errors, []);
   await page.close();

@@ -10,8 +10,8 @@
 //! `{"query":"event_trace", "at":{"index":3}}`.
 
 use super::{
-    classify, filter, search_session, surface, trace_record, window, Address, FilterRequest,
-    SessionSearchRequest, WindowRequest,
+    classify, filter, search_session, surface, trace_record, window, Address, Filter,
+    FilterRequest, SessionSearchRequest, WindowRequest,
 };
 use crate::prepared::PreparedShard;
 use crate::query::QueryError;
@@ -73,11 +73,14 @@ pub fn query_json(p: &PreparedShard, generation: &str, request_json: &str) -> St
     let q: SessionQuery = match serde_json::from_str(request_json) {
         Ok(q) => q,
         Err(e) => {
-            return QueryError::new(
-                crate::ErrorCode::InvalidParam,
-                format!("not a session query: {e}"),
-            )
-            .to_json()
+            return bad_filter(request_json)
+                .unwrap_or_else(|| {
+                    QueryError::new(
+                        crate::ErrorCode::InvalidParam,
+                        format!("not a session query: {e}"),
+                    )
+                })
+                .to_json()
         }
     };
     match q {
@@ -88,6 +91,46 @@ pub fn query_json(p: &PreparedShard, generation: &str, request_json: &str) -> St
         SessionQuery::Classify(r) => to_json(Ok(classify(p, r.offset, r.limit))),
         SessionQuery::EventTrace(r) => to_json(trace_record(p, &r.at)),
     }
+}
+
+/// The error of a filter request whose `filter` object does not parse:
+/// the same `invalid_filter` (code and message) the query-string form of
+/// those values gets from [`Filter::from_pairs`], so the HTTP route and the
+/// JSON call (wasm, reports) answer one error. `None` when the request is
+/// not a filter request or its filter's values parse as pairs.
+fn bad_filter(request_json: &str) -> Option<QueryError> {
+    let v: serde_json::Value = serde_json::from_str(request_json).ok()?;
+    if v.get("query")?.as_str()? != "filter" {
+        return None;
+    }
+    let f = v.get("filter")?.as_object()?;
+    let text = |v: &serde_json::Value| match v {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Array(items) => items
+            .iter()
+            .map(|i| i.as_str().map_or_else(|| i.to_string(), str::to_string))
+            .collect::<Vec<_>>()
+            .join(","),
+        other => other.to_string(),
+    };
+    let pairs: Vec<(&str, String)> = f
+        .iter()
+        .filter_map(|(k, v)| {
+            let key = match k.as_str() {
+                "from_index" => "from",
+                "to_index" => "to",
+                "since_ms" => "since",
+                "until_ms" => "until",
+                "roles" => "role",
+                "state" | "subagent" | "text" => k.as_str(),
+                _ => return None,
+            };
+            Some((key, text(v)))
+        })
+        .collect();
+    Filter::from_pairs(pairs.iter().map(|(k, v)| (*k, v.as_str())))
+        .err()
+        .filter(|e| e.code == crate::ErrorCode::InvalidFilter)
 }
 
 #[cfg(test)]
@@ -117,6 +160,27 @@ mod tests {
             "undo"
         );
         assert_eq!(run(r#"{"query":"nope"}"#)["error"], "invalid_param");
+        // A malformed filter value answers the query-string form's error.
+        for (json, pairs) in [
+            (
+                r#"{"query":"filter","filter":{"state":"bogus"}}"#,
+                &[("state", "bogus")][..],
+            ),
+            (
+                r#"{"query":"filter","filter":{"roles":["robot"]}}"#,
+                &[("role", "robot")],
+            ),
+            (
+                r#"{"query":"filter","filter":{"subagent":"maybe"}}"#,
+                &[("subagent", "maybe")],
+            ),
+        ] {
+            let want = Filter::from_pairs(pairs.iter().copied())
+                .unwrap_err()
+                .to_json();
+            assert_eq!(query_json(&p, "g.json", json), want, "{json}");
+            assert_eq!(run(json)["error"], "invalid_filter");
+        }
         assert_eq!(
             run(r#"{"query":"filter","filter":{"from_index":3,"to_index":1}}"#)["error"],
             "invalid_filter"
