@@ -60,7 +60,7 @@ pub struct Shape {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchArgs {
-    /// Words that must all occur in one message ("quoted phrases" keep their spaces; A OR B; -word excludes).
+    /// Words that must all occur in one message, as substrings after case and accent folding ("quoted phrases" keep their spaces).
     pub query: String,
     /// Only these agents (source ids).
     pub sources: Option<Vec<String>>,
