@@ -278,6 +278,29 @@ fn project_root_relations_and_resume() {
 }
 
 #[test]
+fn the_model_comes_from_session_meta() {
+    let x = extract("new-era");
+    assert_eq!(
+        x.meta.models,
+        ["gpt-5.5"],
+        "session_meta.json names the model"
+    );
+    // A model of another shape is ignored, the rest of the meta kept.
+    let s = Scratch::new("intendant-model-shape");
+    let root = copy_fixture(&s, "new-era");
+    let dir = root.join("logs/new-era");
+    let meta = std::fs::read_to_string(dir.join("session_meta.json"))
+        .unwrap()
+        .replace("\"gpt-5.5\"", "{\"name\": 5}");
+    std::fs::write(dir.join("session_meta.json"), meta).unwrap();
+    let x = intendant::extract(&unit_named(&root, "new-era"))
+        .unwrap()
+        .unwrap();
+    assert!(x.meta.models.is_empty());
+    assert_eq!(x.meta.cwd.as_deref(), Some("/home/mara/code/tiny-http"));
+}
+
+#[test]
 fn meta_task_is_the_prompt_when_no_session_started() {
     let x = extract("meta-task");
     let p = prose(&x);

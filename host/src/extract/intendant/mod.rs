@@ -80,6 +80,9 @@ pub(crate) struct Meta {
     pub role: Option<serde_json::Value>,
     #[serde(default)]
     pub parent_session_id: Option<String>,
+    /// The model the session ran with (a string; any other shape is ignored).
+    #[serde(default)]
+    pub model: Option<serde_json::Value>,
 }
 
 /// One log row. Fields an event does not use, or with an unexpected shape,

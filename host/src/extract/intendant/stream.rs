@@ -112,7 +112,15 @@ impl Stream {
             parent,
             resume: None, // the agent's (`Intendant::resume_command`)
             paths,
-            models: Vec::new(),
+            // `session_meta.json` names the model the session ran with.
+            models: meta
+                .model
+                .as_ref()
+                .and_then(|m| m.as_str())
+                .map(str::trim)
+                .filter(|m| !m.is_empty())
+                .map(|m| vec![m.to_string()])
+                .unwrap_or_default(),
         };
         assemble(header, drafts, marks, diag, mtime_ms(log))
     }
