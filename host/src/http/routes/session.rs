@@ -64,13 +64,8 @@ async fn run(
                     "another host's session: its source is not here".into(),
                 );
             }
-            SourceCheck::through(
-                indexer.as_deref(),
-                key,
-                entry,
-                &shard.shard.records[record],
-            )
-            .verdict(exposure.is_remote())
+            SourceCheck::through(indexer.as_deref(), key, entry, &shard.shard.records[record])
+                .verdict(exposure.is_remote())
         };
         let page = session_view(
             key,
