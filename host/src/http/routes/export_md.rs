@@ -120,7 +120,7 @@ pub async fn export_json(
             serde_json::json!({"session_key": key, "session": session, "records": records});
         opened.stamp(&mut body);
         let mut r = super::json(body.to_string(), super::NO_STORE);
-        let name = format!("{}.json", crate::export::safe_name(&key));
+        let name = format!("{}.json", crate::export::safe_name(key));
         if let Ok(v) = HeaderValue::from_str(&format!("attachment; filename=\"{name}\"")) {
             r.headers_mut().insert(header::CONTENT_DISPOSITION, v);
         }
