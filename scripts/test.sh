@@ -191,7 +191,7 @@ browser_tests() {
   cargo build -p recall-host $flag || return 1
   (cd tests/browser && RECALL_BIN="$PWD/../../target/$profile/recall" \
     node --test --test-concurrency=1 highlight.test.mjs dashboard.test.mjs home.test.mjs markdown.test.mjs demo.test.mjs \
-      offline.test.mjs lazy.test.mjs report.test.mjs views.test.mjs session-panel.test.mjs team.test.mjs bucket.test.mjs \
+      offline.test.mjs lazy.test.mjs report.test.mjs views.test.mjs session-panel.test.mjs team.test.mjs team-session.test.mjs bucket.test.mjs \
       settings.test.mjs live.test.mjs session-actions.test.mjs phone.test.mjs a11y.test.mjs \
       toolcards.test.mjs shell.test.mjs follow.test.mjs)
 }

@@ -6,10 +6,14 @@
 // writes, for a desktop (1280 × 800) and a phone (390 × 844, touch):
 //   OUTDIR/desktop-home.png      the home page
 //   OUTDIR/desktop-search.png    a search with a hit opened beside the results
-//   OUTDIR/desktop-markdown.png  a session entry with Markdown and highlighted code
+//   OUTDIR/desktop-markdown.png  an assistant entry rendered as Markdown (highlighted
+//                                code when a hit of markdown-query has a fence, else
+//                                code spans), with the panel's Export menu open
 //   OUTDIR/desktop-tools.png     a session with its tool calls as cards (scope: all)
 //   OUTDIR/phone-home.png, phone-search.png, phone-session.png (the hit opened full screen)
-// Each is checked not to be blank.
+// Each is checked not to be blank; a search that finds nothing, or a
+// Markdown shot without rendered code, fails the run instead of taking a
+// shot of the wrong thing.
 
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -17,7 +21,7 @@ import { launch } from './lib/env.mjs';
 import { assertNotBlank } from './lib/shots.mjs';
 import { VIEWPORTS, viewportOptions } from './lib/axe.mjs';
 
-const [url, out, query = 'tide', mdQuery = 'fn'] = process.argv.slice(2);
+const [url, out, query = 'tide', mdQuery = 'parse_shom'] = process.argv.slice(2);
 if (!url || !out) {
   console.error('usage: node screenshot.mjs URL OUTDIR [query] [markdown-query]');
   process.exit(2);
@@ -44,10 +48,14 @@ async function shot(page, name) {
   console.log(`wrote ${join(out, name)}`);
 }
 
+/** Searches `q` and waits for its own answer (not the previous one) to hold hits. */
 async function search(page, q) {
   await page.fill('#q', q);
-  await page.waitForSelector('.session-card .hit');
+  await page.waitForFunction((want) => new URL(location.href).searchParams.get('q') === want
+    && document.getElementById('results').getAttribute('aria-busy') !== 'true', q);
   await page.waitForTimeout(400);
+  await page.waitForFunction(() => document.getElementById('results').getAttribute('aria-busy') !== 'true');
+  if (!(await page.$('.session-card .hit'))) throw new Error(`the search "${q}" found nothing to show`);
 }
 
 // Desktop.
@@ -59,24 +67,35 @@ await page.waitForSelector('#session .entry.located');
 await page.waitForTimeout(300);
 await shot(page, 'desktop-search.png');
 
-// A hit in an assistant entry holding a fenced code block.
+// A hit in an assistant entry with code rendered as Markdown.
 await page.selectOption('select[name="role"]', 'assistant');
 await search(page, mdQuery);
-let found = false;
-for (const hit of (await page.$$('.session-card .hit')).slice(0, 30)) {
+// Prefer an entry with a highlighted fence; else the first with code spans.
+let found = null;
+const hits = (await page.$$('.session-card .hit')).slice(0, 30);
+for (const [i, hit] of hits.entries()) {
   await hit.click();
   await page.waitForSelector('#session .entry.located');
   await page.waitForTimeout(150);
   if (await page.$('#session .entry.located .md pre code.hljs')) {
-    found = true;
+    found = { kind: 'fence', i };
     break;
   }
+  if (!found && (await page.$('#session .entry.located .md code'))) found = { kind: 'code', i };
 }
-if (!found) console.error('no hit with highlighted code among the first results; the shot shows the last one');
+if (!found) throw new Error(`no hit of "${mdQuery}" renders code as Markdown`);
+if (found.kind !== 'fence') {
+  console.error('no hit with a highlighted fence: the shot shows code spans');
+  await hits[found.i].click();
+  await page.waitForSelector('#session .entry.located');
+  await page.waitForTimeout(150);
+}
+await page.click('#session .export-menu summary');
 await page.evaluate(() => {
   const target = document.querySelector('#session .entry.located');
   const panel = document.getElementById('session');
-  if (target) panel.scrollTop = Math.max(0, target.offsetTop - 120);
+  const head = document.querySelector('#session .session-head')?.offsetHeight || 0;
+  if (target) panel.scrollTop = Math.max(0, target.offsetTop - head - 40);
 });
 await page.waitForTimeout(200);
 await shot(page, 'desktop-markdown.png');
@@ -98,10 +117,14 @@ for (const key of rows) {
 if (best) {
   await page.goto(`${url}/?scope=all&session=${encodeURIComponent(best.key)}`);
   await page.waitForSelector('#session .entry');
+  // A command with its output below it, clear of the sticky panel header;
+  // the heading loses the focus ring the open gave it.
   await page.evaluate(() => {
-    const card = document.querySelector('#session .tool-card');
+    const card = document.querySelector('#session .tool-card.kind-shell') || document.querySelector('#session .tool-card');
     const panel = document.getElementById('session');
-    if (card) panel.scrollTop = Math.max(0, card.closest('.entry').offsetTop - 160);
+    const head = document.querySelector('#session .session-head')?.offsetHeight || 0;
+    if (card) panel.scrollTop = Math.max(0, card.closest('.entry').offsetTop - head - 40);
+    document.activeElement?.blur();
   });
   await page.waitForTimeout(200);
   await shot(page, 'desktop-tools.png');

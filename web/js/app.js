@@ -9,6 +9,7 @@ import { byId, h, replace, append } from './dom.js';
 import { online } from './api.js';
 import * as offlineStore from './offline.js';
 import { sessionCard, coverageNode, stateNote, hostsNote } from './results.js';
+import { rememberHosts } from './hosts.js';
 import { SessionView, encodeLocator, decodeLocator } from './session.js';
 import { Palette } from './palette.js';
 import { readForm, request as toRequest, writeFilters, fromUrl, toUrl, preset, rangesToParam, rangesFromParam, noteHosts } from './filters.js';
@@ -327,6 +328,8 @@ function render(res, more) {
   // The branch filter is not a §4 field: message hits are narrowed here.
   const branch = readForm(els.form).branch || '';
   const sessions = branch ? res.sessions.filter((s) => s.branch === branch) : res.sessions;
+  // Host names that collide are labelled with their ids: learn them all first.
+  rememberHosts(res.hosts);
   const cards = sessions.map((s) => sessionCard(s, (session, hit) => openSession(session.session_key, hit)));
   const note = stateNote(res);
   noteHosts(els.form, res.hosts);

@@ -1,17 +1,22 @@
 //! Renders a search response: sessions grouped with their hits, highlighted
 //! snippets, badges, the "more" button and, when nothing matches, what is
 //! indexed (coverage). Team answers (`serve --remote`) also get the host of
-//! each session and hit and a line for every host that could not be read.
+//! each session and hit (named as `hosts.js` labels it) and a line for
+//! every host that could not be read.
 //! All transcript text (and every host name and reason) is set as text.
 
 import { h } from './dom.js';
 import { snippetNode } from './highlight.js';
 import { when, day, sessionBadges, recordBadges, badge } from './format.js';
+import { hostLabel } from './hosts.js';
 
-/** The host badge of a team answer's session or hit (none without `host`). */
+/**
+ * The host badge of a team answer's session or hit (none without `host`):
+ * its name, with its id when another host has the same name (`hosts.js`).
+ */
 export function hostBadge(host) {
   if (!host || !host.id) return null;
-  return badge(host.name || host.id, 'host', `host ${host.id}`);
+  return badge(hostLabel(host), 'host', `host ${host.id}`);
 }
 
 /**

@@ -1,21 +1,29 @@
 //! The session panel's actions (online only): an Export menu — Markdown
 //! (with or without subagents and tool rows), JSON, the source files as a
-//! ZIP — and "Forget this session" with an inline confirmation (no
+//! ZIP, the HTML report (`recall report`'s page, with or without the
+//! subagents) — and "Forget this session" with an inline confirmation (no
 //! browser dialog): `POST /api/session/{key}/forget` with the
 //! `X-Recall-Action` header the state-changing routes require. After a
 //! forget the panel closes and `onForgotten(key)` refreshes what is shown.
+//! Another host's session (team serve) gets only what the daemon serves
+//! from that host's published shards: no source files, no forget.
 
 import { h, replace } from './dom.js';
 
-/** The export links of session `key` (URL-encoded into the paths). */
-export function exportLinks(key) {
+/**
+ * The export links of session `key` (URL-encoded into the paths);
+ * `foreign` = another host's session (no source files).
+ */
+export function exportLinks(key, { foreign = false } = {}) {
   const k = encodeURIComponent(key);
   return [
     ['Markdown', `/api/session/${k}/export.md`],
     ['Markdown with subagents and tool rows', `/api/session/${k}/export.md?subagents=true&tools=true`],
     ['JSON', `/api/session/${k}/export.json`],
-    ['Source files (zip)', `/api/session/${k}/export`],
-  ];
+    foreign ? null : ['Source files (zip)', `/api/session/${k}/export`],
+    ['HTML report', `/api/session/${k}/report.html`],
+    ['HTML report with subagents', `/api/session/${k}/report.html?subagents=true`],
+  ].filter(Boolean);
 }
 
 /** Forgets `key`; resolves to the answer, throws with the server's message. */
@@ -34,11 +42,12 @@ export async function forget(key) {
   return body;
 }
 
-/** The actions row for session `key`. */
-export function sessionActions(key, { onForgotten = () => {} } = {}) {
+/** The actions row for session `key` (`foreign`: another host's). */
+export function sessionActions(key, { onForgotten = () => {}, foreign = false } = {}) {
   const menu = h('details', { class: 'export-menu' },
     h('summary', {}, 'Export'),
-    h('ul', {}, ...exportLinks(key).map(([label, href]) => h('li', {}, h('a', { href, download: '' }, label)))));
+    h('ul', {}, ...exportLinks(key, { foreign }).map(([label, href]) => h('li', {}, h('a', { href, download: '' }, label)))));
+  if (foreign) return h('div', { class: 'session-actions' }, menu);
   const box = h('div', { class: 'forget-box' });
   const ask = () => {
     const status = h('span', { class: 'forget-status', role: 'status' });

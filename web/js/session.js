@@ -8,12 +8,14 @@
 //! steps through its hits (marks on every hit, next/previous); "current
 //! surface only" lists the core's active records (`filter` state=active at
 //! the panel's scope). Both go through the backend, so they work online,
-//! offline and in reports alike.
+//! offline and in reports alike. Another host's session (team serve: the
+//! answer's `host`) names that host in the header (`hosts.js`'s label).
 
 import { h, replace } from './dom.js';
 import { snippetNode, byteToIndex } from './highlight.js';
 import { when, sessionBadges, recordBadges } from './format.js';
 import { sessionActions } from './session-actions.js';
+import { hostLabel } from './hosts.js';
 
 const RAW_KEY = 'recall.raw';
 
@@ -35,7 +37,7 @@ function scopeRoles(scope) {
   return scope === 'all' ? ['user', 'assistant', 'tool'] : ['user', 'assistant'];
 }
 
-/** Normalizes a session page answer to `{session, offset, total, entries, locate}`. */
+/** Normalizes a session page answer to `{session, offset, total, entries, locate, host}`. */
 export function normalizePage(body) {
   const entries = body.entries || body.records || [];
   const offset = Number(body.offset ?? body.start ?? entries[0]?.index ?? 0);
@@ -45,6 +47,7 @@ export function normalizePage(body) {
     total: Number(body.total ?? body.total_entries ?? body.records_total ?? offset + entries.length),
     entries,
     locate: body.locate || null,
+    host: body.host && body.host.id ? body.host : null,
   };
 }
 
@@ -202,11 +205,10 @@ export class SessionView {
     }
     const res = await backend.sessionQuery(key, { query: 'filter', filter, offset: start, limit: PAGE }, signal);
     const entries = res.entries.map((e, i) => ({ ...e, index: start + i, total_index: e.index, superseded: e.state === 'superseded' }));
-    const session = this.page?.session && this.page.session.session_key === key
-      ? this.page.session
-      : (await this.backend().session(key, { limit: 1 }, signal)).session;
+    const same = this.page?.session && this.page.session.session_key === key;
+    const head = same ? this.page : normalizePage(await this.backend().session(key, { limit: 1 }, signal));
     const locate = target >= 0 ? { state: 'resolved', anchor: 'exact', entry_index: target - start } : null;
-    return { session, offset: start, total: Number(res.total), entries, locate };
+    return { session: head.session, offset: start, total: Number(res.total), entries, locate, host: head.host || res.host || null };
   }
 
   /** Turns "current surface only" on or off, keeping the find box's query. */
@@ -352,8 +354,9 @@ export class SessionView {
         h('code', {}, s.resume),
         h('button', { type: 'button', class: 'copy', onclick: (ev) => copy(s.resume, ev.currentTarget) }, 'Copy'))
       : null;
+    const host = page.host;
     const exportLink = this.backend().kind === 'online'
-      ? sessionActions(key, { onForgotten: (k) => { this.close(); this.root.dispatchEvent(new CustomEvent('recall:forgotten', { bubbles: true, detail: { key: k } })); } })
+      ? sessionActions(key, { foreign: !!host, onForgotten: (k) => { this.close(); this.root.dispatchEvent(new CustomEvent('recall:forgotten', { bubbles: true, detail: { key: k } })); } })
       : null;
     replace(this.root,
       this.closeButton(),
@@ -361,6 +364,7 @@ export class SessionView {
         h('h2', { tabIndex: -1 }, s.title || s.session_id || key),
         h('div', { class: 'badges' }, ...sessionBadges({ source: s.source || key.split(':')[0], source_gone: s.source_gone })),
         h('div', { class: 'session-meta' },
+          host ? h('span', { class: 'host', title: `host ${host.id}`, dataset: { host: host.id } }, `Host: ${hostLabel(host)}`) : null,
           h('span', { class: 'key' }, key),
           s.cwd ? h('span', { class: 'cwd' }, s.cwd) : null,
           s.branch ? h('span', { class: 'branch' }, s.branch) : null,

@@ -145,6 +145,10 @@ pub fn router(state: AppState, security: Security) -> Router {
             get(routes::export_md::export_json),
         )
         .route(
+            "/api/session/{key}/report.html",
+            get(routes::report::report_html),
+        )
+        .route(
             "/api/session/{key}/forget",
             post(routes::admin::forget).route_layer(middleware::from_fn(super::state_change::gate)),
         )

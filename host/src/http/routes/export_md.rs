@@ -2,6 +2,8 @@
 //! ([`crate::export::markdown`]), downloaded as `<key>.md`. `subagents=true`
 //! adds its descendant sessions, `tools=true` its tool rows. A remote client
 //! gets no resume command (cwd and titles stay visible, as in every view).
+//! With `serve --remote` another host's session (`<host-id>/<key>`) is
+//! rendered from that host's published shards, without resume or paths.
 
 use super::{blocking, pairs, param, respond, QueryPairs};
 use crate::export::markdown::{self, MarkdownError, MarkdownOptions};
@@ -12,7 +14,7 @@ use axum::http::{header, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use recall_core::model::Shard;
 
-fn flag(p: &[(String, String)], name: &str) -> Result<bool, ApiError> {
+pub(super) fn flag(p: &[(String, String)], name: &str) -> Result<bool, ApiError> {
     match param(p, name).map(str::trim) {
         None | Some("false") => Ok(false),
         Some("true") => Ok(true),
@@ -36,21 +38,23 @@ pub async fn export_md(
         };
         let catalog = st.catalog.clone();
         let k = key.clone();
-        let md = blocking(move || {
-            let m = catalog.manifest()?;
+        let (md, name) = blocking(move || {
+            let opened = super::one_session::open(catalog.as_ref(), &k, None)?;
+            let m = &opened.manifest;
+            // The renderer asks by entry; an entry's key is the one naming its generation.
             let mut read = |e: &recall_core::model::ManifestEntry| -> Result<Shard, String> {
-                let b = catalog
-                    .generation(&e.generation_file)
-                    .map_err(|e| e.to_string())?
-                    .ok_or_else(|| "the generation is gone".to_string())?;
-                serde_json::from_slice(&b).map_err(|e| e.to_string())
+                let key = m
+                    .sessions
+                    .iter()
+                    .find(|(_, x)| x.generation_file == e.generation_file)
+                    .map_or(opened.key.as_str(), |(k, _)| k.as_str());
+                super::one_session::session_shard(catalog.as_ref(), key, e).map_err(|e| e.message)
             };
-            markdown::render(&m, &k, opts, &mut read).map_err(|e| match e {
-                MarkdownError::NotFound => {
-                    ApiError::not_found("no session with this key is indexed")
-                }
+            let md = markdown::render(m, &opened.key, opts, &mut read).map_err(|e| match e {
+                MarkdownError::NotFound => ApiError::session_not_found(),
                 e => ApiError::internal(e.to_string()),
-            })
+            })?;
+            Ok((md, opened.key.clone()))
         })
         .await?;
         let mut r = md.into_response();
@@ -63,7 +67,7 @@ pub async fn export_md(
             header::CACHE_CONTROL,
             HeaderValue::from_static(super::NO_STORE),
         );
-        let name = format!("{}.md", crate::export::safe_name(&key));
+        let name = format!("{}.md", crate::export::safe_name(&name));
         if let Ok(v) = HeaderValue::from_str(&format!("attachment; filename=\"{name}\"")) {
             h.insert(header::CONTENT_DISPOSITION, v);
         }
@@ -76,8 +80,9 @@ pub async fn export_md(
 /// `GET /api/session/{key}/export.json`: the whole session as JSON — its
 /// manifest entry and every record in order (`index`, `role`, `ts_ms`,
 /// `superseded`, `subagent`, `truncated`, `text`), the shape of `recall show
-/// --json`. A remote client gets the entry without file paths, cursors or
-/// the resume command.
+/// --json`. A remote client, and another host's session, get the entry
+/// without file paths, cursors or the resume command (the latter also
+/// `host: {id, name}`).
 pub async fn export_json(
     State(st): State<AppState>,
     exposure: Exposure,
@@ -86,15 +91,9 @@ pub async fn export_json(
 ) -> Response {
     let catalog = st.catalog.clone();
     let r = blocking(move || {
-        let m = catalog.manifest()?;
-        let Some(entry) = m.sessions.get(&key) else {
-            return Err(ApiError::not_found("no session with this key is indexed"));
-        };
-        let bytes = catalog
-            .generation(&entry.generation_file)?
-            .ok_or_else(|| ApiError::internal("the session's generation is gone"))?;
-        let shard: Shard =
-            serde_json::from_slice(&bytes).map_err(|e| ApiError::internal(e.to_string()))?;
+        let opened = super::one_session::open(catalog.as_ref(), &key, None)?;
+        let (key, entry) = (&opened.key, &opened.entry);
+        let shard = super::one_session::session_shard(catalog.as_ref(), key, entry)?;
         let active = recall_core::derive_active(&shard.records, &shard.marks);
         let records: Vec<serde_json::Value> = shard
             .records
@@ -110,16 +109,18 @@ pub async fn export_json(
             .collect();
         let mut session =
             serde_json::to_value(entry).map_err(|e| ApiError::internal(e.to_string()))?;
-        if exposure.is_remote() {
+        if exposure.is_remote() || opened.host.is_some() {
             if let Some(o) = session.as_object_mut() {
                 for k in ["files", "paths", "resume", "state"] {
                     o.remove(k);
                 }
             }
         }
-        let body = serde_json::json!({"session_key": key, "session": session, "records": records});
+        let mut body =
+            serde_json::json!({"session_key": key, "session": session, "records": records});
+        opened.stamp(&mut body);
         let mut r = super::json(body.to_string(), super::NO_STORE);
-        let name = format!("{}.json", crate::export::safe_name(&key));
+        let name = format!("{}.json", crate::export::safe_name(key));
         if let Ok(v) = HeaderValue::from_str(&format!("attachment; filename=\"{name}\"")) {
             r.headers_mut().insert(header::CONTENT_DISPOSITION, v);
         }

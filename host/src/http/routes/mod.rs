@@ -8,6 +8,7 @@ pub mod events;
 pub mod export;
 pub mod export_md;
 pub mod one_session;
+pub mod report;
 pub mod search;
 pub mod segments;
 pub mod session;

@@ -117,6 +117,31 @@ pub fn open(
     })
 }
 
+/// The shard of session `key` (an entry of `manifest`, which [`open`]
+/// returned) as a [`Shard`](recall_core::model::Shard) the exports render:
+/// this host's parsed from its generation file, another host's (team serve)
+/// loaded from that host's published generation, with the header's resume
+/// command and source paths withheld as its manifest entry's are.
+pub fn session_shard(
+    catalog: &dyn crate::engine::ReadCatalog,
+    key: &str,
+    entry: &recall_core::model::ManifestEntry,
+) -> Result<recall_core::model::Shard, ApiError> {
+    if let Some(f) = catalog.foreign_session(key, true) {
+        let prepared = f?
+            .shard
+            .ok_or_else(|| ApiError::internal("the shard was not loaded"))?;
+        let mut shard = prepared.shard.clone();
+        shard.session.resume = None;
+        shard.session.paths.clear();
+        return Ok(shard);
+    }
+    let bytes = catalog
+        .generation(&entry.generation_file)?
+        .ok_or_else(|| ApiError::internal("the session's generation is gone"))?;
+    serde_json::from_slice(&bytes).map_err(|e| ApiError::internal(e.to_string()))
+}
+
 fn number(p: &[(String, String)], name: &str) -> Result<Option<u64>, ApiError> {
     match param(p, name).map(str::trim) {
         None | Some("") => Ok(None),
