@@ -1,12 +1,48 @@
 //! The sweep's index segments: each worker's draft, written as a segment
-//! when full, and the merger thread that lists them and runs a backfill's
-//! one tier merge while the workers go on.
+//! when full, the merger thread that lists them and runs a backfill's one
+//! tier merge while the workers go on, and the maintain stage after the
+//! last publish (the segments follow the manifest).
 
+use super::Sweep;
 use crate::store::segments::{self, SegmentDraft, SegmentRef};
 use crate::store::Store;
 use recall_core::PreparedShard;
 use std::sync::mpsc;
 use std::sync::Arc;
+use std::thread::JoinHandle;
+
+/// The merger's answer: the segments to list (the merged one first) and
+/// whether it merged.
+type Merger = JoinHandle<(Vec<SegmentRef>, bool)>;
+
+/// What the extract stage leaves for the maintain stage.
+pub(super) struct Segments {
+    /// The merger thread (`None` when none could be started).
+    pub(super) merger: Option<Merger>,
+    /// What the workers had drafted but not written.
+    pub(super) rest: SegmentDraft,
+}
+
+impl Sweep<'_> {
+    /// The maintain stage: the workers' segments are listed, and anything
+    /// they do not cover is indexed (never fails the sweep: without
+    /// segments searches scan). The last draft is written while the merger
+    /// may still be merging.
+    pub(super) fn maintain(&mut self, segments: Segments) {
+        let (store, ix) = (self.store, self.ix);
+        let last = store.write_draft(segments.rest);
+        let (mut built, merged) = segments
+            .merger
+            .and_then(|h| h.join().ok())
+            .unwrap_or_default();
+        if let Ok(Some((r, _))) = last {
+            built.push(r);
+        }
+        if let Ok(r) = store.maintain_segments_with(built, ix.segment_deferral(), !merged) {
+            ix.note_deferred(r.deferred);
+        }
+    }
+}
 
 /// One worker's index segments: the draft it is filling with the shards it
 /// prepares, and where the full ones it writes go (the merger).
@@ -46,7 +82,7 @@ pub(super) fn spawn_merger(
     store: Arc<Store>,
     written: mpsc::Receiver<SegmentRef>,
     backfill: bool,
-) -> Option<std::thread::JoinHandle<(Vec<SegmentRef>, bool)>> {
+) -> Option<Merger> {
     std::thread::Builder::new()
         .name("recall-merge".into())
         .spawn(move || {
