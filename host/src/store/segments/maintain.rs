@@ -1,32 +1,57 @@
-//! Segment maintenance, the store's side: what the live list and the
-//! manifest hold now, the segments to write (merges from postings, new
-//! segments from generation files), and the new list, written under the
-//! writer lock.
+//! Segment maintenance, the store's side (the I/O): a pass finds what the
+//! live list and the manifest hold now, asks the pure policy for a
+//! [`MergePlan`] ([`plan::plan`]), and executes it: the merged segments
+//! (from postings), the new ones (from generation files), then the new
+//! list, written under the writer lock.
 
-use super::plan::{chunks, tier};
-use super::{
-    read_list, Deferral, SegmentDraft, SegmentList, SegmentRef, SegmentReport, LIST,
-    MAX_MERGED_BYTES, MERGE_FACTOR,
-};
+use super::plan::{self, Listed, MergePlan, Pass};
+use super::{read_list, Deferral, SegmentDraft, SegmentList, SegmentRef, SegmentReport, LIST};
 use crate::store::fsutil::{random_hex, write_atomic};
 use crate::store::generations;
 use crate::store::{Store, StoreError};
 use recall_core::segment::Segment;
+use recall_core::Manifest;
 use recall_core::PreparedShard;
 use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::io;
 use std::sync::Arc;
 
+/// The live list as a maintenance pass found it.
+struct Found {
+    /// The manifest it was found under.
+    manifest: Arc<Manifest>,
+    /// The list's entries, a sweep's fresh segments appended.
+    entries: Vec<SegmentRef>,
+    /// Each entry's segment, `None` when it does not open.
+    opened: Vec<Option<Arc<Segment>>>,
+    /// Whether fresh segments were appended.
+    listed_fresh: bool,
+}
+
+impl Found {
+    /// What the planner reads of it.
+    fn listed(&self) -> Vec<Listed<'_>> {
+        self.entries
+            .iter()
+            .zip(&self.opened)
+            .map(|(entry, seg)| Listed {
+                entry,
+                names: seg.as_deref().map(Segment::names),
+            })
+            .collect()
+    }
+}
+
 impl Store {
     /// Indexer only: lists `fresh` (segments the sweep's workers built from
     /// the shards they had just prepared, [`Store::write_draft`]), indexes
     /// the current manifest's generations no live segment covers (in
-    /// segments of at most [`CHUNK_BYTES`] of source), merges small segments
-    /// ([`MERGE_FACTOR`] of one size tier, or one whose generations are
-    /// mostly gone — from their postings, reading no shard), drops listed
-    /// segments that do not open, and publishes the new list. Nothing to do
-    /// ⇒ nothing written.
+    /// segments of at most [`CHUNK_BYTES`](super::CHUNK_BYTES) of source),
+    /// merges small segments ([`MERGE_FACTOR`](super::MERGE_FACTOR) of one
+    /// size tier, or one whose generations are mostly gone — from their
+    /// postings, reading no shard), drops listed segments that do not open,
+    /// and publishes the new list. Nothing to do ⇒ nothing written.
     pub fn maintain_segments(&self, fresh: Vec<SegmentRef>) -> Result<SegmentReport, StoreError> {
         self.maintain_segments_deferring(fresh, None)
     }
@@ -64,6 +89,9 @@ impl Store {
         self.maintain(Vec::new(), None, false, generations)
     }
 
+    /// One maintenance pass: what the list and the manifest hold now
+    /// ([`Store::find_segments`]), the plan ([`plan::plan`], pure), and its
+    /// execution ([`Store::execute_plan`]).
     fn maintain(
         &self,
         fresh: Vec<SegmentRef>,
@@ -71,10 +99,32 @@ impl Store {
         merge: bool,
         purge: &HashSet<String>,
     ) -> Result<SegmentReport, StoreError> {
-        let may_merge = merge;
+        let Some(found) = self.find_segments(fresh)? else {
+            return Ok(SegmentReport::default());
+        };
+        let sizes: HashMap<&str, u64> = found
+            .manifest
+            .sessions
+            .values()
+            .map(|e| (e.generation_file.as_str(), e.bytes))
+            .collect();
+        let pass = Pass {
+            live: &sizes,
+            defer,
+            merge,
+            purge,
+            listed_fresh: found.listed_fresh,
+        };
+        let plan = plan::plan(&found.listed(), &pass);
+        self.execute_plan(&plan, &found)
+    }
+
+    /// The live list with `fresh` appended (those not listed yet), each
+    /// segment opened; `None` for a store without a manifest yet.
+    fn find_segments(&self, fresh: Vec<SegmentRef>) -> Result<Option<Found>, StoreError> {
         let manifest = self.current()?;
         if manifest.store_id.is_empty() {
-            return Ok(SegmentReport::default());
+            return Ok(None);
         }
         let sdir = self.segments_dir();
         fs::create_dir_all(&sdir).map_err(|e| StoreError::io(&sdir, e))?;
@@ -86,125 +136,56 @@ impl Store {
                 listed_fresh = true;
             }
         }
-        let sizes: HashMap<&str, u64> = manifest
-            .sessions
-            .values()
-            .map(|e| (e.generation_file.as_str(), e.bytes))
+        let opened = list
+            .segments
+            .iter()
+            .map(|s| self.open_cached(&sdir, &s.name).ok())
             .collect();
-        let mut report = SegmentReport::default();
-        // Which live generations each listed segment covers (a generation
-        // two segments name — a worker's segment and an older one — counts
-        // for the first only).
-        let mut kept: Vec<(SegmentRef, Arc<Segment>, Vec<String>)> = Vec::new();
-        let mut covered: HashSet<&str> = HashSet::new();
-        for s in &list.segments {
-            match self.open_cached(&sdir, &s.name) {
-                Ok(seg) => {
-                    let live: Vec<String> = seg
-                        .names()
-                        .iter()
-                        .filter_map(|n| sizes.get_key_value(n.as_str()).map(|(k, _)| *k))
-                        .filter(|n| covered.insert(n))
-                        .map(str::to_string)
-                        .collect();
-                    if live.is_empty() {
-                        report.merged += 1;
-                    } else {
-                        kept.push((s.clone(), seg, live));
-                    }
-                }
-                Err(_) => report.dropped += 1,
-            }
-        }
-        let mut uncovered: Vec<&str> = sizes
-            .keys()
-            .copied()
-            .filter(|g| !covered.contains(g))
-            .collect();
-        uncovered.sort_unstable();
-        let deferring = defer.is_some_and(|d| {
-            !uncovered.is_empty()
-                && uncovered.len() <= d.generations
-                && uncovered.iter().filter_map(|g| sizes.get(g)).sum::<u64>() <= d.bytes
-        });
-        if deferring {
-            report.deferred = uncovered.len();
-            uncovered.clear();
-        }
-        // Rebuilt alone: segments whose generations are mostly gone.
-        let dead: Vec<usize> = (0..kept.len())
-            .filter(|&i| {
-                (!deferring && (kept[i].2.len() as u64) * 2 < kept[i].0.generations)
-                    || kept[i].1.names().iter().any(|n| purge.contains(n))
-            })
-            .collect();
-        // Merged into one: the MERGE_FACTOR smallest segments of the lowest
-        // tier that has that many, when the result stays under
-        // MAX_MERGED_BYTES (at most one merge per pass, so a pass's work stays
-        // bounded and a merge moves its output up a tier).
-        let mut tiers: std::collections::BTreeMap<u32, Vec<usize>> = Default::default();
-        for (i, (s, _, _)) in kept.iter().enumerate() {
-            if s.source_bytes < MAX_MERGED_BYTES && !dead.contains(&i) {
-                tiers.entry(tier(s.source_bytes)).or_default().push(i);
-            }
-        }
-        let mut merge: Vec<usize> = Vec::new();
-        for members in tiers.values_mut().filter(|_| !deferring && may_merge) {
-            if members.len() < MERGE_FACTOR {
-                continue;
-            }
-            members.sort_by_key(|&i| kept[i].0.source_bytes);
-            members.truncate(MERGE_FACTOR);
-            let total: u64 = members.iter().map(|&i| kept[i].0.source_bytes).sum();
-            if total <= MAX_MERGED_BYTES {
-                merge = members.clone();
-                break;
-            }
-        }
-        if !listed_fresh
-            && uncovered.is_empty()
-            && merge.is_empty()
-            && dead.is_empty()
-            && report.dropped == 0
-            && report.merged == 0
-        {
+        Ok(Some(Found {
+            manifest,
+            entries: list.segments,
+            opened,
+            listed_fresh,
+        }))
+    }
+
+    /// Executes `plan` over what it was made from: writes the merged and
+    /// the new segments, then (under the writer lock, unless the store was
+    /// cleared meanwhile) the new list. A plan without changes writes
+    /// nothing.
+    fn execute_plan(&self, plan: &MergePlan, found: &Found) -> Result<SegmentReport, StoreError> {
+        let mut report = SegmentReport {
+            deferred: plan.deferred,
+            ..SegmentReport::default()
+        };
+        if !plan.changes {
             return Ok(report);
         }
-        let mut next: Vec<SegmentRef> = Vec::new();
-        // Merges: (segment, the generations it keeps) per input.
-        let mut merges: Vec<Vec<(Arc<Segment>, Vec<String>)>> = Vec::new();
-        let mut merged: Vec<(Arc<Segment>, Vec<String>)> = Vec::new();
-        for (i, (s, seg, live)) in kept.into_iter().enumerate() {
-            if dead.contains(&i) {
-                report.merged += 1;
-                merges.push(vec![(seg, live)]);
-            } else if merge.contains(&i) {
-                report.merged += 1;
-                merged.push((seg, live));
-            } else {
-                next.push(s);
-            }
-        }
-        if !merged.is_empty() {
-            merges.push(merged);
-        }
-        for m in &merges {
+        report.dropped = plan.unopened.len();
+        report.merged = plan.merged();
+        let mut next: Vec<SegmentRef> = plan
+            .keep
+            .iter()
+            .filter_map(|p| found.entries.get(p.segment).cloned())
+            .collect();
+        for m in &plan.merges {
             let mut draft = SegmentDraft::default();
-            for (seg, live) in m {
-                let live: HashSet<&str> = live.iter().map(String::as_str).collect();
+            for p in &m.inputs {
+                let Some(seg) = found.opened.get(p.segment).and_then(Option::as_ref) else {
+                    continue;
+                };
+                let live: HashSet<&str> = p.generations.iter().map(String::as_str).collect();
                 draft.builder.add_segment(seg, |n| live.contains(n));
-                draft.source_bytes += live.iter().filter_map(|g| sizes.get(g)).sum::<u64>();
             }
+            draft.source_bytes = m.source_bytes;
             if let Some((r, n)) = self.write_draft(draft)? {
                 report.written += 1;
                 report.bytes_written += n;
                 next.push(r);
             }
         }
-        // New generations: segments of at most CHUNK_BYTES of source.
-        let fresh: Vec<String> = uncovered.iter().map(|g| g.to_string()).collect();
-        for g in chunks(&fresh, &sizes) {
-            if let Some((r, n)) = self.build_segment(g, &sizes, defer.is_none())? {
+        for run in &plan.builds {
+            if let Some((r, n)) = self.build_segment(run, plan.sidecars)? {
                 report.written += 1;
                 report.bytes_written += n;
                 next.push(r);
@@ -214,7 +195,7 @@ impl Store {
         // The store may have been cleared meanwhile: never list segments
         // into another store's catalog.
         let now = self.current()?;
-        if now.store_id != manifest.store_id {
+        if now.store_id != found.manifest.store_id {
             return Ok(report);
         }
         let current = read_list(self.dir(), &now.store_id);
@@ -249,17 +230,17 @@ impl Store {
         Ok(self.write_draft(draft)?.map(|(r, _)| r))
     }
 
-    /// Builds and writes one segment over `gens` (skipping generations that
-    /// cannot be read: they stay uncovered and are scanned), restoring
-    /// their lost `.grams` sidecars when `sidecars`.
+    /// Builds and writes one segment over `gens` (each generation and its
+    /// source bytes; skipping generations that cannot be read: they stay
+    /// uncovered and are scanned), restoring their lost `.grams` sidecars
+    /// when `sidecars`.
     fn build_segment(
         &self,
-        gens: &[String],
-        sizes: &HashMap<&str, u64>,
+        gens: &[(String, u64)],
         sidecars: bool,
     ) -> Result<Option<(SegmentRef, u64)>, StoreError> {
         let mut draft = SegmentDraft::default();
-        for g in gens {
+        for (g, size) in gens {
             let Ok(bytes) = generations::read(self.generations_dir(), g) else {
                 continue;
             };
@@ -279,8 +260,7 @@ impl Store {
                 let _ =
                     generations::write_grams(self.generations_dir(), g, &shard.grams.to_bytes());
             }
-            let size = sizes.get(g.as_str()).copied().unwrap_or(bytes.len() as u64);
-            draft.add(g, &shard, size);
+            draft.add(g, &shard, *size);
         }
         self.write_draft(draft)
     }

@@ -17,7 +17,7 @@
 
 mod live;
 mod maintain;
-mod plan;
+pub mod plan;
 
 pub use live::{open, SegmentCache};
 pub use plan::fresh_merge;
