@@ -14,6 +14,10 @@
 //! (torn, altered) is never trusted: readers skip it and the next
 //! maintenance drops it from the list, so its generations are indexed again.
 //! Unlisted segments are deleted after the snapshot grace period.
+//!
+//! Here: names, the list, drafts and their files. `live` reads the live
+//! segments; [`plan`] is the merge policy, pure (a pass's [`plan::MergePlan`]);
+//! `maintain` finds what a pass plans over and executes the plan.
 
 mod live;
 mod maintain;
