@@ -37,9 +37,6 @@ pub mod session;
 pub mod snippet;
 pub mod time;
 
-#[cfg(target_arch = "wasm32")]
-pub mod wasm;
-
 pub use active::derive_active;
 pub use catalog::{Catalog, LoadedShard};
 pub use error::{CatalogError, ErrorCode, LoadError};

@@ -1,4 +1,5 @@
-//! The WebAssembly binding (DESIGN.md §8), compiled only for `wasm32`.
+//! recall-wasm: the WebAssembly binding of `recall-core` (DESIGN.md §8),
+//! compiled only for `wasm32` (natively this crate is empty).
 //!
 //! Two faces over one [`MemIndex`]:
 //!
@@ -36,7 +37,7 @@
 //! `partial`/`timeout`. `searchJson`/`searchLazyJson` and the byte ABI keep
 //! the frozen clock, so their bytes equal the native `MemIndex`'s.
 //!
-//! Lazy search (`crate::lazy`): `searchFetching` calls `search_lazy`; while
+//! Lazy search (`recall_core::lazy`): `searchFetching` calls `search_lazy`; while
 //! it answers `need`, it fetches those generations (cache, then network, up
 //! to `copy::PARALLEL` at once), adds them (or marks them unavailable) and
 //! asks again. The final answer equals `search` over a fully loaded index.
@@ -69,6 +70,9 @@
 //!
 //! Input buffers stay owned by the caller (free them after the call).
 
+#![cfg(target_arch = "wasm32")]
+#![deny(missing_docs)]
+
 mod abi;
 mod clock;
 mod copy;
@@ -76,11 +80,9 @@ mod fetch;
 
 pub use abi::*;
 
-use crate::index::MemIndex;
-use crate::query::QueryError;
-use crate::Request;
 use copy::Shared;
 use fetch::Source;
+use recall_core::{ErrorCode, Lazy, MemIndex, QueryError, Request};
 use serde::Serialize;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -249,10 +251,10 @@ impl Index {
                 .borrow()
                 .search_lazy_with(&r, max, &clock::page_clock())
         }) {
-            Ok(crate::lazy::Lazy::Complete(resp)) => resp
+            Ok(Lazy::Complete(resp)) => resp
                 .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
                 .map_err(|e| JsError::new(&format!("response conversion failed: {e}"))),
-            Ok(crate::lazy::Lazy::Need(names)) => serde_json::json!({ "need": names })
+            Ok(Lazy::Need(names)) => serde_json::json!({ "need": names })
                 .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
                 .map_err(|e| JsError::new(&format!("response conversion failed: {e}"))),
             Err(e) => js_sys::JSON::parse(&e.to_json())
@@ -338,8 +340,8 @@ impl Index {
             loop {
                 let step = ix.borrow().search_lazy_with(&request, MAX_NEED, &clock);
                 match step {
-                    Ok(crate::lazy::Lazy::Complete(resp)) => return to_js(&*resp),
-                    Ok(crate::lazy::Lazy::Need(names)) => {
+                    Ok(Lazy::Complete(resp)) => return to_js(&*resp),
+                    Ok(Lazy::Need(names)) => {
                         for n in &names {
                             let count = asked.entry(n.clone()).or_insert(0);
                             *count += 1;
@@ -449,7 +451,7 @@ fn js_err(message: impl std::fmt::Display) -> JsValue {
 fn request_from_js(request: JsValue) -> Result<Request, QueryError> {
     let value: serde_json::Value = serde_wasm_bindgen::from_value(request).map_err(|e| {
         QueryError::new(
-            crate::error::ErrorCode::InvalidParam,
+            ErrorCode::InvalidParam,
             format!("request is not an object: {e}"),
         )
     })?;
