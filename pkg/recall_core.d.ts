@@ -62,25 +62,9 @@ export class Index {
      */
     load(): Promise<any>;
     /**
-     * A generation that could not be fetched: lazy searches stop asking.
-     */
-    markUnavailable(name: string): void;
-    /**
-     * Generations the manifest names that are not loaded.
-     */
-    missingGenerations(): string[];
-    /**
      * An empty index.
      */
     constructor();
-    /**
-     * Drops generations the current manifest no longer names.
-     */
-    retainReferenced(): void;
-    /**
-     * Drops added segments not in `keep`.
-     */
-    retainSegments(keep: string[]): void;
     /**
      * §4 search that fetches what it needs: resolves to the response (or
      * the §7 error body), equal to `search` over a fully loaded index.
@@ -92,16 +76,6 @@ export class Index {
      * natively.
      */
     searchJson(request_json: string): string;
-    /**
-     * Exactly `MemIndex::search_lazy_json`'s bytes.
-     */
-    searchLazyJson(request_json: string, max_need: number): string;
-    /**
-     * One lazy step: the §4 response (or §7 error body) as `search` gives
-     * it, or `{need: [generation names]}` (at most `max_need`) to load
-     * first.
-     */
-    searchLazy(request: any, max_need: number): any;
     /**
      * Searches: a request object in, the §4 response (or the §7 error body
      * `{ok:false, error, message}`, exactly as `searchJson` gives it) out,
@@ -122,11 +96,6 @@ export class Index {
      * What the cache holds for the source: `{revision, fetched_ms}` or null.
      */
     stored(): Promise<any>;
-    /**
-     * Indices of a loaded generation's superseded records, ascending
-     * (empty when it is not loaded).
-     */
-    supersededRecords(name: string): Uint32Array;
     /**
      * Downloads the manifest and the segments the cache lacks (kept in
      * the Cache API) and replaces this index with the new copy;
@@ -159,20 +128,13 @@ export interface InitOutput {
     readonly index_hasGeneration: (a: number, b: number, c: number) => number;
     readonly index_hasSegment: (a: number, b: number, c: number) => number;
     readonly index_load: (a: number) => any;
-    readonly index_markUnavailable: (a: number, b: number, c: number) => void;
-    readonly index_missingGenerations: (a: number) => [number, number];
     readonly index_new: () => number;
-    readonly index_retainReferenced: (a: number) => void;
-    readonly index_retainSegments: (a: number, b: number, c: number) => void;
     readonly index_search: (a: number, b: any) => [number, number, number];
     readonly index_searchFetching: (a: number, b: any) => any;
     readonly index_searchJson: (a: number, b: number, c: number) => [number, number];
-    readonly index_searchLazy: (a: number, b: any, c: number) => [number, number, number];
-    readonly index_searchLazyJson: (a: number, b: number, c: number, d: number) => [number, number];
     readonly index_sessionQueryJson: (a: number, b: number, c: number, d: number, e: number) => [number, number];
     readonly index_setManifest: (a: number, b: number, c: number) => [number, number];
     readonly index_stored: (a: number) => any;
-    readonly index_supersededRecords: (a: number, b: number, c: number) => [number, number];
     readonly index_sync: (a: number, b: number) => any;
     readonly index_viewsJson: (a: number, b: number, c: number) => [number, number];
     readonly recall_add_generation: (a: number, b: number, c: number, d: number, e: number) => number;
@@ -187,8 +149,8 @@ export interface InitOutput {
     readonly recall_session_query: (a: number, b: number, c: number, d: number, e: number) => bigint;
     readonly recall_set_manifest: (a: number, b: number, c: number) => number;
     readonly recall_views: (a: number, b: number, c: number) => bigint;
-    readonly wasm_bindgen__convert__closures_____invoke__h53b22677c3591d48: (a: number, b: number, c: any, d: any) => void;
-    readonly wasm_bindgen__convert__closures_____invoke__h54ed1f24395b096b: (a: number, b: number, c: any) => [number, number];
+    readonly wasm_bindgen__convert__closures_____invoke__h1c612c98c350231b: (a: number, b: number, c: any, d: any) => void;
+    readonly wasm_bindgen__convert__closures_____invoke__h576add330b5ebaf5: (a: number, b: number, c: any) => [number, number];
     readonly __wbindgen_malloc: (a: number, b: number) => number;
     readonly __wbindgen_realloc: (a: number, b: number, c: number, d: number) => number;
     readonly __wbindgen_free: (a: number, b: number, c: number) => void;

@@ -174,25 +174,6 @@ export class Index {
         return ret;
     }
     /**
-     * A generation that could not be fetched: lazy searches stop asking.
-     * @param {string} name
-     */
-    markUnavailable(name) {
-        const ptr0 = passStringToWasm0(name, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
-        const len0 = WASM_VECTOR_LEN;
-        wasm.index_markUnavailable(this.__wbg_ptr, ptr0, len0);
-    }
-    /**
-     * Generations the manifest names that are not loaded.
-     * @returns {string[]}
-     */
-    missingGenerations() {
-        const ret = wasm.index_missingGenerations(this.__wbg_ptr);
-        var v1 = getArrayJsValueFromWasm0(ret[0], ret[1]);
-        wasm.__wbindgen_free(ret[0], ret[1] * 4, 4);
-        return v1;
-    }
-    /**
      * An empty index.
      */
     constructor() {
@@ -200,21 +181,6 @@ export class Index {
         this.__wbg_ptr = ret;
         IndexFinalization.register(this, this.__wbg_ptr, this);
         return this;
-    }
-    /**
-     * Drops generations the current manifest no longer names.
-     */
-    retainReferenced() {
-        wasm.index_retainReferenced(this.__wbg_ptr);
-    }
-    /**
-     * Drops added segments not in `keep`.
-     * @param {string[]} keep
-     */
-    retainSegments(keep) {
-        const ptr0 = passArrayJsValueToWasm0(keep, wasm.__wbindgen_malloc);
-        const len0 = WASM_VECTOR_LEN;
-        wasm.index_retainSegments(this.__wbg_ptr, ptr0, len0);
     }
     /**
      * §4 search that fetches what it needs: resolves to the response (or
@@ -246,42 +212,6 @@ export class Index {
         } finally {
             wasm.__wbindgen_free(deferred2_0, deferred2_1, 1);
         }
-    }
-    /**
-     * Exactly `MemIndex::search_lazy_json`'s bytes.
-     * @param {string} request_json
-     * @param {number} max_need
-     * @returns {string}
-     */
-    searchLazyJson(request_json, max_need) {
-        let deferred3_0;
-        let deferred3_1;
-        try {
-            const val2 = +max_need;
-            const ptr0 = passStringToWasm0(request_json, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
-            const len0 = WASM_VECTOR_LEN;
-            const ret = wasm.index_searchLazyJson(this.__wbg_ptr, ptr0, len0, val2);
-            deferred3_0 = ret[0];
-            deferred3_1 = ret[1];
-            return getStringFromWasm0(ret[0], ret[1]);
-        } finally {
-            wasm.__wbindgen_free(deferred3_0, deferred3_1, 1);
-        }
-    }
-    /**
-     * One lazy step: the §4 response (or §7 error body) as `search` gives
-     * it, or `{need: [generation names]}` (at most `max_need`) to load
-     * first.
-     * @param {any} request
-     * @param {number} max_need
-     * @returns {any}
-     */
-    searchLazy(request, max_need) {
-        const ret = wasm.index_searchLazy(this.__wbg_ptr, request, max_need);
-        if (ret[2]) {
-            throw takeFromExternrefTable0(ret[1]);
-        }
-        return takeFromExternrefTable0(ret[0]);
     }
     /**
      * Searches: a request object in, the §4 response (or the §7 error body
@@ -347,20 +277,6 @@ export class Index {
     stored() {
         const ret = wasm.index_stored(this.__wbg_ptr);
         return ret;
-    }
-    /**
-     * Indices of a loaded generation's superseded records, ascending
-     * (empty when it is not loaded).
-     * @param {string} name
-     * @returns {Uint32Array}
-     */
-    supersededRecords(name) {
-        const ptr0 = passStringToWasm0(name, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
-        const len0 = WASM_VECTOR_LEN;
-        const ret = wasm.index_supersededRecords(this.__wbg_ptr, ptr0, len0);
-        var v2 = getArrayU32FromWasm0(ret[0], ret[1]).slice();
-        wasm.__wbindgen_free(ret[0], ret[1] * 4, 4);
-        return v2;
     }
     /**
      * Downloads the manifest and the segments the cache lacks (kept in
@@ -687,7 +603,7 @@ function __wbg_get_imports() {
                     const a = state0.a;
                     state0.a = 0;
                     try {
-                        return wasm_bindgen__convert__closures_____invoke__h53b22677c3591d48(a, state0.b, arg0, arg1);
+                        return wasm_bindgen__convert__closures_____invoke__h1c612c98c350231b(a, state0.b, arg0, arg1);
                     } finally {
                         state0.a = a;
                     }
@@ -812,8 +728,8 @@ function __wbg_get_imports() {
             return ret;
         },
         __wbindgen_generic_0000000000000001: function(arg0, arg1) {
-            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [Externref], shim_idx: 206, ret: Result(Unit), inner_ret: Some(Result(Unit)) }, mutable: true }) -> Externref`.
-            const ret = makeMutClosure(arg0, arg1, wasm_bindgen__convert__closures_____invoke__h54ed1f24395b096b);
+            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [Externref], shim_idx: 41, ret: Result(Unit), inner_ret: Some(Result(Unit)) }, mutable: true }) -> Externref`.
+            const ret = makeMutClosure(arg0, arg1, wasm_bindgen__convert__closures_____invoke__h576add330b5ebaf5);
             return ret;
         },
         __wbindgen_generic_0000000000000002: function(arg0) {
@@ -851,15 +767,15 @@ function __wbg_get_imports() {
     };
 }
 
-function wasm_bindgen__convert__closures_____invoke__h54ed1f24395b096b(arg0, arg1, arg2) {
-    const ret = wasm.wasm_bindgen__convert__closures_____invoke__h54ed1f24395b096b(arg0, arg1, arg2);
+function wasm_bindgen__convert__closures_____invoke__h576add330b5ebaf5(arg0, arg1, arg2) {
+    const ret = wasm.wasm_bindgen__convert__closures_____invoke__h576add330b5ebaf5(arg0, arg1, arg2);
     if (ret[1]) {
         throw takeFromExternrefTable0(ret[0]);
     }
 }
 
-function wasm_bindgen__convert__closures_____invoke__h53b22677c3591d48(arg0, arg1, arg2, arg3) {
-    wasm.wasm_bindgen__convert__closures_____invoke__h53b22677c3591d48(arg0, arg1, arg2, arg3);
+function wasm_bindgen__convert__closures_____invoke__h1c612c98c350231b(arg0, arg1, arg2, arg3) {
+    wasm.wasm_bindgen__convert__closures_____invoke__h1c612c98c350231b(arg0, arg1, arg2, arg3);
 }
 
 
@@ -936,22 +852,6 @@ function debugString(val) {
     }
 }
 
-function getArrayJsValueFromWasm0(ptr, len) {
-    ptr = ptr >>> 0;
-    const mem = getDataViewMemory0();
-    const result = [];
-    for (let i = ptr; i < ptr + 4 * len; i += 4) {
-        result.push(wasm.__wbindgen_externrefs.get(mem.getUint32(i, true)));
-    }
-    wasm.__externref_drop_slice(ptr, len);
-    return result;
-}
-
-function getArrayU32FromWasm0(ptr, len) {
-    ptr = ptr >>> 0;
-    return getUint32ArrayMemory0().subarray(ptr / 4, ptr / 4 + len);
-}
-
 function getArrayU8FromWasm0(ptr, len) {
     ptr = ptr >>> 0;
     return getUint8ArrayMemory0().subarray(ptr / 1, ptr / 1 + len);
@@ -968,14 +868,6 @@ function getDataViewMemory0() {
 function getStringFromWasm0(ptr, len) {
     ptr = ptr >>> 0;
     return decodeText(getUint8ArrayMemory0().subarray(ptr, ptr + len));
-}
-
-let cachedUint32ArrayMemory0 = null;
-function getUint32ArrayMemory0() {
-    if (cachedUint32ArrayMemory0 === null || cachedUint32ArrayMemory0.byteLength === 0) {
-        cachedUint32ArrayMemory0 = new Uint32Array(wasm.memory.buffer);
-    }
-    return cachedUint32ArrayMemory0;
 }
 
 let cachedUint8ArrayMemory0 = null;
@@ -1122,7 +1014,6 @@ function __wbg_finalize_init(instance, module) {
     wasm = instance.exports;
     wasmModule = module;
     cachedDataViewMemory0 = null;
-    cachedUint32ArrayMemory0 = null;
     cachedUint8ArrayMemory0 = null;
     wasm.__wbindgen_start();
     return wasm;

@@ -6,8 +6,11 @@
 //! over shards ([`model`]). The crate does no file,
 //! network, clock or thread use: the host hands it bytes, the current time
 //! and a clock for the scan deadline, so native and WebAssembly builds give
-//! byte-identical answers.
+//! byte-identical answers. It has no target-specific code and no `unsafe`:
+//! the browser's binding (wasm-bindgen, fetch, the Cache API, the byte ABI
+//! for wasmtime) is the `recall-wasm` crate, which depends on this one.
 
+#![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod active;
@@ -36,9 +39,6 @@ pub mod segment;
 pub mod session;
 pub mod snippet;
 pub mod time;
-
-#[cfg(target_arch = "wasm32")]
-pub mod wasm;
 
 pub use active::derive_active;
 pub use catalog::{Catalog, LoadedShard};

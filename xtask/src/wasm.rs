@@ -1,5 +1,8 @@
 //! `cargo xtask wasm [--check]`: the reproducible WebAssembly build of
-//! `recall-core` and its `pkg/` output.
+//! `recall-wasm` (the binding over `recall-core`) and its `pkg/` output,
+//! whose files keep the names `recall_core.js`, `recall_core_bg.wasm`, …
+//! (wasm-bindgen `--out-name`), so the dashboard and the tests load them
+//! unchanged.
 //!
 //! Reproducibility: the wasm must come out byte-identical from a fresh clone
 //! in any directory (CI builds in another folder). rustc embeds source paths
@@ -15,21 +18,33 @@ use std::process::Command;
 /// The wasm target.
 const TARGET: &str = "wasm32-unknown-unknown";
 /// The crate built.
-const CRATE: &str = "recall-core";
+const CRATE: &str = "recall-wasm";
 /// The artifact cargo writes.
-const ARTIFACT: &str = "recall_core.wasm";
+const ARTIFACT: &str = "recall_wasm.wasm";
+/// The stem of every file in `pkg/` (`recall_core.js`, `recall_core_bg.wasm`, …).
+const OUT_NAME: &str = "recall_core";
 
-/// Profile overrides for the wasm build: small code, one codegen unit and
-/// LTO (smaller and better optimised), no debug info (the bytes must not
-/// carry build paths).
+/// Profile overrides for the wasm build: fat LTO over one codegen unit,
+/// every crate optimised for size except the query core (see
+/// [`PROFILE_CONFIG`]), no debug info (the bytes must not carry build
+/// paths).
 const PROFILE_ENV: &[(&str, &str)] = &[
-    ("CARGO_PROFILE_RELEASE_OPT_LEVEL", "3"),
+    ("CARGO_PROFILE_RELEASE_OPT_LEVEL", "s"),
     ("CARGO_PROFILE_RELEASE_LTO", "fat"),
     ("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "1"),
     ("CARGO_PROFILE_RELEASE_DEBUG", "false"),
     ("CARGO_PROFILE_RELEASE_STRIP", "debuginfo"),
     ("CARGO_PROFILE_RELEASE_INCREMENTAL", "false"),
 ];
+
+/// Per-package profile overrides, passed as `--config`: the query core
+/// keeps opt-level 3, so its functions are optimised for speed inside the
+/// size-optimised LTO module. Measured (docs/decisions.md, "wasm build
+/// levers"): opt-level 3 everywhere is 6 % larger than the last `pkg/` of
+/// the one-crate build (which cargo never LTO'd: an rlib+cdylib crate type
+/// turns LTO off), opt-level "s" everywhere 15 % slower to search; this is
+/// 7 % smaller than that `pkg/` and as fast.
+const PROFILE_CONFIG: &[&str] = &["profile.release.package.recall-core.opt-level=3"];
 
 /// Runs the task with its arguments.
 pub fn run(args: &[String]) -> Result<(), String> {
@@ -44,7 +59,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let pinned = locked_version(&root, "wasm-bindgen")?;
     let bindgen = find_bindgen(&pinned)?;
     require_target()?;
-    let wasm = build_core(&root)?;
+    let wasm = build_wasm(&root)?;
     if check {
         let tmp = root.join("target").join("xtask").join("pkg-check");
         recreate_dir(&tmp)?;
@@ -168,8 +183,8 @@ fn target_dir(root: &Path) -> PathBuf {
         .unwrap_or_else(|| root.join("target"))
 }
 
-/// Builds the core for wasm32 and returns the artifact's path.
-fn build_core(root: &Path) -> Result<PathBuf, String> {
+/// Builds the binding for wasm32 and returns the artifact's path.
+fn build_wasm(root: &Path) -> Result<PathBuf, String> {
     let target_dir = target_dir(root);
     let mut flags = vec!["-Ctarget-feature=+simd128".to_string()];
     // Most specific first is irrelevant: rustc picks the last matching
@@ -196,6 +211,7 @@ fn build_core(root: &Path) -> Result<PathBuf, String> {
         ])
         .arg("--target-dir")
         .arg(&target_dir)
+        .args(PROFILE_CONFIG.iter().flat_map(|c| ["--config", c]))
         .env("CARGO_ENCODED_RUSTFLAGS", flags.join("\x1f"))
         .env_remove("RUSTFLAGS")
         .env_remove("CARGO_BUILD_RUSTFLAGS");
@@ -218,7 +234,7 @@ fn build_core(root: &Path) -> Result<PathBuf, String> {
 
 fn bindgen_into(bindgen: &Path, wasm: &Path, out: &Path) -> Result<(), String> {
     let status = Command::new(bindgen)
-        .args(["--target", "web", "--out-dir"])
+        .args(["--target", "web", "--out-name", OUT_NAME, "--out-dir"])
         .arg(out)
         .arg(wasm)
         .status()
@@ -274,14 +290,14 @@ fn compare_dirs(committed: &Path, fresh: &Path) -> Result<Vec<String>, String> {
 }
 
 fn wasm_size(dir: &Path) -> u64 {
-    std::fs::metadata(dir.join("recall_core_bg.wasm")).map_or(0, |m| m.len())
+    std::fs::metadata(dir.join(format!("{OUT_NAME}_bg.wasm"))).map_or(0, |m| m.len())
 }
 
 /// Names the compilers recorded in both wasm files, since the bytes depend
 /// on the exact rustc version.
 fn producers_note(committed: &Path, fresh: &Path) -> String {
     let describe = |dir: &Path| {
-        let bytes = std::fs::read(dir.join("recall_core_bg.wasm")).unwrap_or_default();
+        let bytes = std::fs::read(dir.join(format!("{OUT_NAME}_bg.wasm"))).unwrap_or_default();
         rustc_in(&bytes).unwrap_or_else(|| "unknown rustc".to_string())
     };
     format!(

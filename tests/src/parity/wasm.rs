@@ -3,7 +3,7 @@
 //! `recall_add_generation`, `recall_add_segment`, `recall_search`,
 //! `recall_search_lazy`, `recall_session_query`, `recall_views`,
 //! `recall_last_error`; see
-//! `core/src/wasm.rs`). The JS imports wasm-bindgen adds are defined as
+//! `wasm/src/abi.rs` in recall-wasm). The JS imports wasm-bindgen adds are defined as
 //! traps: the byte ABI never calls them.
 
 use super::ParityError;

@@ -3,10 +3,10 @@
 //! search here takes the frozen clock of `MemIndex::search` /
 //! `MemIndex::search_lazy`, so answers are byte-identical to native; nothing
 //! here calls a web-sys import. The table of exports is in the module doc of
-//! `crate::wasm`.
+//! the crate root (`lib.rs`).
 
-use crate::index::MemIndex;
-use crate::query::QueryError;
+use recall_core::index::IndexError;
+use recall_core::{ErrorCode, MemIndex, QueryError};
 use std::cell::RefCell;
 
 thread_local! {
@@ -24,7 +24,7 @@ fn with_index<R>(handle: u32, f: impl FnOnce(&mut MemIndex) -> R) -> Option<R> {
     })
 }
 
-fn report(result: Option<Result<(), crate::index::IndexError>>) -> i32 {
+fn report(result: Option<Result<(), IndexError>>) -> i32 {
     match result {
         None => {
             LAST_ERROR.with(|e| *e.borrow_mut() = "unknown index handle".to_string());
@@ -189,7 +189,7 @@ pub unsafe extern "C" fn recall_search_lazy(
     let max = usize::try_from(max_need).unwrap_or(usize::MAX);
     let out = with_index(handle, |ix| match std::str::from_utf8(data) {
         Ok(json) => ix.search_lazy_json(json, max),
-        Err(_) => QueryError::new(crate::ErrorCode::InvalidParam, "request is not UTF-8").to_json(),
+        Err(_) => QueryError::new(ErrorCode::InvalidParam, "request is not UTF-8").to_json(),
     });
     match out {
         None => 0,
@@ -213,11 +213,7 @@ pub unsafe extern "C" fn recall_search(handle: u32, ptr: *const u8, len: usize) 
     let data = unsafe { bytes(ptr, len) };
     let out = with_index(handle, |ix| match std::str::from_utf8(data) {
         Ok(json) => ix.search_json(json),
-        Err(_) => QueryError::new(
-            crate::error::ErrorCode::InvalidParam,
-            "request is not UTF-8",
-        )
-        .to_json(),
+        Err(_) => QueryError::new(ErrorCode::InvalidParam, "request is not UTF-8").to_json(),
     });
     match out {
         None => 0,
@@ -248,7 +244,7 @@ pub unsafe extern "C" fn recall_session_query(
     let out = with_index(handle, |ix| {
         match (std::str::from_utf8(name), std::str::from_utf8(data)) {
             (Ok(name), Ok(json)) => ix.session_query_json(name, json),
-            _ => QueryError::new(crate::ErrorCode::InvalidParam, "request is not UTF-8").to_json(),
+            _ => QueryError::new(ErrorCode::InvalidParam, "request is not UTF-8").to_json(),
         }
     });
     match out {
@@ -273,7 +269,7 @@ pub unsafe extern "C" fn recall_views(handle: u32, ptr: *const u8, len: usize) -
     let data = unsafe { bytes(ptr, len) };
     let out = with_index(handle, |ix| match std::str::from_utf8(data) {
         Ok(json) => ix.views_json(json),
-        Err(_) => QueryError::new(crate::ErrorCode::InvalidParam, "request is not UTF-8").to_json(),
+        Err(_) => QueryError::new(ErrorCode::InvalidParam, "request is not UTF-8").to_json(),
     });
     match out {
         None => 0,

@@ -8,8 +8,8 @@
 //! layout of `host/src/remote/layout.rs`). Every file is cached under the
 //! URL it was fetched from, so a reload finds it without the network.
 
-use crate::naming::is_generation_file_name;
 use js_sys::{Array, Promise, Uint8Array};
+use recall_core::naming::is_generation_file_name;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{

@@ -1,25 +1,28 @@
-//! The WebAssembly binding (DESIGN.md §8), compiled only for `wasm32`.
+//! recall-wasm: the WebAssembly binding of `recall-core` (DESIGN.md §8),
+//! compiled only for `wasm32` (natively this crate is empty).
 //!
-//! Two faces over one [`MemIndex`]:
+//! It owns the browser's edge: the class `Index` (wasm-bindgen), the
+//! fetcher and the Cache API store of the offline copy (`fetch.rs`,
+//! `copy.rs`), the page's budget clock (`clock.rs`), and the byte ABI the
+//! parity tests run in wasmtime (`abi.rs`). The search itself is
+//! `recall_core`'s, which does no I/O. Two faces over one [`MemIndex`]:
 //!
-//! **The browser class `Index`** (wasm-bindgen, `pkg/recall_core.js`):
+//! **The browser class `Index`** (wasm-bindgen, `pkg/recall_core.js`), one
+//! face per operation its callers use (`web/js/engine.js`, the browser tests
+//! and `bench/wasm-segments*.mjs`):
 //!
 //! ```js
 //! const index = new Index();
 //! index.addGeneration("0123456789abcdef.json", bytes); // throws Error(message) on bad bytes
 //! index.setManifest(manifestBytes);                     // throws Error(message) on bad bytes
 //! index.hasGeneration("0123456789abcdef.json");         // → boolean
-//! index.supersededRecords("0123456789abcdef.json");     // → Uint32Array of record indices
-//! index.search({ q: "straße", limit: 5 });              // → §4 response or §7 error object
-//! index.searchJson('{"q":"straße"}');                   // → exactly MemIndex::search_json's bytes
-//! index.sessionQueryJson(name, '{"query":"surface"}');  // → exactly MemIndex::session_query_json's bytes
-//! index.viewsJson('{"query":"trace","key":"pi:…"}');      // → exactly MemIndex::views_json's bytes
 //! index.addSegment("0123456789abcdef.seg", bytes);      // a store segment; throws Error(message) on bad bytes
-//! index.hasSegment(name); index.retainSegments([names]); // → boolean; drops segments not named
-//! index.searchLazy({ q: "x" }, 16);                     // → the response, or { need: [generation names] }
-//! index.searchLazyJson('{"q":"x"}', 16);                // → exactly MemIndex::search_lazy_json's bytes
-//! index.markUnavailable(name);                          // a generation that could not be fetched
-//! index.missingGenerations();                           // → names the manifest lists that are not loaded
+//! index.hasSegment(name);                               // → boolean
+//! index.generationOf(key);                              // → the session's generation file name, or undefined
+//! index.search({ q: "straße", limit: 5 });              // → §4 response or §7 error object (page clock)
+//! index.searchJson('{"q":"straße"}');                   // → exactly MemIndex::search_json's bytes (frozen clock)
+//! index.sessionQueryJson(name, '{"query":"surface"}');  // → exactly MemIndex::session_query_json's bytes
+//! index.viewsJson('{"query":"trace","key":"pi:…"}');    // → exactly MemIndex::views_json's bytes
 //!
 //! // The offline copy, fetched by the module itself (web-sys fetch + Cache API):
 //! const ix = Index.fromDaemon(location.origin);         // or Index.fromBucket("https://…/<prefix>/hosts/<id>/")
@@ -31,17 +34,17 @@
 //! await ix.cachedGenerations(); await ix.stored(); await ix.forget();
 //! ```
 //!
-//! `search`, `searchLazy` and `searchFetching` run on the page's budget
-//! clock, `performance.now()` (`clock.rs`): a scan past its budget answers
-//! `partial`/`timeout`. `searchJson`/`searchLazyJson` and the byte ABI keep
-//! the frozen clock, so their bytes equal the native `MemIndex`'s.
+//! `search` and `searchFetching` run on the page's budget clock,
+//! `performance.now()` (`clock.rs`): a scan past its budget answers
+//! `partial`/`timeout`. `searchJson` and the byte ABI keep the frozen clock,
+//! so their bytes equal the native `MemIndex`'s (the browser tests compare
+//! with it; DESIGN.md §8: parity runs inject a frozen clock).
 //!
-//! Lazy search (`crate::lazy`): `searchFetching` calls `search_lazy`; while
-//! it answers `need`, it fetches those generations (cache, then network, up
-//! to `copy::PARALLEL` at once), adds them (or marks them unavailable) and
-//! asks again. The final answer equals `search` over a fully loaded index.
-//! The fetching is this binding's, the wasm build's I/O edge (`fetch.rs`,
-//! `copy.rs`); the core it calls stays pure.
+//! Lazy search (`recall_core::lazy`): `searchFetching` calls
+//! `search_lazy_with`; while it answers `need`, it fetches those generations
+//! (cache, then network, up to `copy::PARALLEL` at once), adds them (or marks
+//! them unavailable) and asks again. The final answer equals `search` over a
+//! fully loaded index.
 //!
 //! `search` takes a plain object whose §4 fields are strings, numbers or
 //! booleans (`null`/`undefined` = absent) and returns plain objects: every
@@ -69,6 +72,9 @@
 //!
 //! Input buffers stay owned by the caller (free them after the call).
 
+#![cfg(target_arch = "wasm32")]
+#![deny(missing_docs)]
+
 mod abi;
 mod clock;
 mod copy;
@@ -76,11 +82,9 @@ mod fetch;
 
 pub use abi::*;
 
-use crate::index::MemIndex;
-use crate::query::QueryError;
-use crate::Request;
 use copy::Shared;
 use fetch::Source;
+use recall_core::{ErrorCode, Lazy, MemIndex, QueryError, Request};
 use serde::Serialize;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -155,19 +159,6 @@ impl Index {
         self.inner.borrow().has_generation(name)
     }
 
-    /// Indices of a loaded generation's superseded records, ascending
-    /// (empty when it is not loaded).
-    #[wasm_bindgen(js_name = supersededRecords)]
-    pub fn superseded_records(&self, name: &str) -> Vec<u32> {
-        self.inner.borrow().superseded_records(name)
-    }
-
-    /// Drops generations the current manifest no longer names.
-    #[wasm_bindgen(js_name = retainReferenced)]
-    pub fn retain_referenced(&mut self) {
-        self.inner.borrow_mut().retain_referenced();
-    }
-
     /// Searches: a request object in, the §4 response (or the §7 error body
     /// `{ok:false, error, message}`, exactly as `searchJson` gives it) out,
     /// as plain JS objects.
@@ -218,55 +209,6 @@ impl Index {
     #[wasm_bindgen(js_name = hasSegment)]
     pub fn has_segment(&self, name: &str) -> bool {
         self.inner.borrow().has_segment(name)
-    }
-
-    /// Drops added segments not in `keep`.
-    #[wasm_bindgen(js_name = retainSegments)]
-    pub fn retain_segments(&mut self, keep: Vec<String>) {
-        self.inner.borrow_mut().retain_segments(&keep);
-    }
-
-    /// A generation that could not be fetched: lazy searches stop asking.
-    #[wasm_bindgen(js_name = markUnavailable)]
-    pub fn mark_unavailable(&mut self, name: &str) {
-        self.inner.borrow_mut().mark_unavailable(name);
-    }
-
-    /// Generations the manifest names that are not loaded.
-    #[wasm_bindgen(js_name = missingGenerations)]
-    pub fn missing_generations(&self) -> Vec<String> {
-        self.inner.borrow().missing_generations()
-    }
-
-    /// One lazy step: the §4 response (or §7 error body) as `search` gives
-    /// it, or `{need: [generation names]}` (at most `max_need`) to load
-    /// first.
-    #[wasm_bindgen(js_name = searchLazy)]
-    pub fn search_lazy(&self, request: JsValue, max_need: u32) -> Result<JsValue, JsError> {
-        let max = usize::try_from(max_need).unwrap_or(usize::MAX);
-        match request_from_js(request).and_then(|r| {
-            self.inner
-                .borrow()
-                .search_lazy_with(&r, max, &clock::page_clock())
-        }) {
-            Ok(crate::lazy::Lazy::Complete(resp)) => resp
-                .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
-                .map_err(|e| JsError::new(&format!("response conversion failed: {e}"))),
-            Ok(crate::lazy::Lazy::Need(names)) => serde_json::json!({ "need": names })
-                .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
-                .map_err(|e| JsError::new(&format!("response conversion failed: {e}"))),
-            Err(e) => js_sys::JSON::parse(&e.to_json())
-                .map_err(|_| JsError::new("error body conversion failed")),
-        }
-    }
-
-    /// Exactly `MemIndex::search_lazy_json`'s bytes.
-    #[wasm_bindgen(js_name = searchLazyJson)]
-    pub fn search_lazy_json(&self, request_json: &str, max_need: u32) -> String {
-        self.inner.borrow().search_lazy_json(
-            request_json,
-            usize::try_from(max_need).unwrap_or(usize::MAX),
-        )
     }
 }
 
@@ -338,8 +280,8 @@ impl Index {
             loop {
                 let step = ix.borrow().search_lazy_with(&request, MAX_NEED, &clock);
                 match step {
-                    Ok(crate::lazy::Lazy::Complete(resp)) => return to_js(&*resp),
-                    Ok(crate::lazy::Lazy::Need(names)) => {
+                    Ok(Lazy::Complete(resp)) => return to_js(&*resp),
+                    Ok(Lazy::Need(names)) => {
                         for n in &names {
                             let count = asked.entry(n.clone()).or_insert(0);
                             *count += 1;
@@ -449,7 +391,7 @@ fn js_err(message: impl std::fmt::Display) -> JsValue {
 fn request_from_js(request: JsValue) -> Result<Request, QueryError> {
     let value: serde_json::Value = serde_wasm_bindgen::from_value(request).map_err(|e| {
         QueryError::new(
-            crate::error::ErrorCode::InvalidParam,
+            ErrorCode::InvalidParam,
             format!("request is not an object: {e}"),
         )
     })?;

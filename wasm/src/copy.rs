@@ -6,10 +6,10 @@
 //! everything it needs has arrived and been accepted, so a failed download
 //! loses nothing.
 
-use super::fetch::{
+use crate::fetch::{
     self, is_generation, is_segment_name, is_store_id, FetchError, Kind, Source, Store,
 };
-use crate::index::MemIndex;
+use recall_core::MemIndex;
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use std::collections::HashSet;
