@@ -10,6 +10,7 @@
 //! `{searches, p50_ms, p95_ms, mean_ms, load_ms, per_request_p50_ms}` (the
 //! last: each request's median over the rounds, in QUERIES order).
 
+use recall_core::layout;
 use recall_core::{MemIndex, Request};
 use std::path::Path;
 use std::time::Instant;
@@ -24,14 +25,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let t0 = Instant::now();
     let mut index = MemIndex::new();
     for name in std::fs::read_to_string(dir.join("segments.txt"))?.lines() {
-        index.add_segment(name, &std::fs::read(dir.join("segments").join(name))?)?;
+        index.add_segment(name, &std::fs::read(dir.join(layout::SEGMENTS).join(name))?)?;
     }
-    for entry in std::fs::read_dir(dir.join("generations"))? {
+    for entry in std::fs::read_dir(dir.join(layout::GENERATIONS))? {
         let entry = entry?;
         let name = entry.file_name().to_string_lossy().into_owned();
         index.add_generation(&name, &std::fs::read(entry.path())?)?;
     }
-    index.set_manifest(&std::fs::read(dir.join("manifest.json"))?)?;
+    index.set_manifest(&std::fs::read(dir.join(layout::store::MANIFEST))?)?;
     let load_ms = t0.elapsed().as_secs_f64() * 1e3;
     let text = std::fs::read_to_string(queries)?;
     let reqs: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();

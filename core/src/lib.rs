@@ -23,6 +23,7 @@ pub mod fold;
 pub mod grams;
 pub mod index;
 pub mod lane;
+pub mod layout;
 pub mod lazy;
 pub mod matcher;
 pub mod matching;

@@ -611,7 +611,7 @@ fn team_search_equals_one_index_over_the_union_and_survives_failing_storage() {
             .rt
             .block_on(recall_host::remote::fetch::catalog(&team.remote, &ids[1]));
         let local = manifest(&homes[1]);
-        let done = |c: &recall_host::remote::layout::RemoteCatalog| {
+        let done = |c: &recall_core::layout::HostCatalog| {
             local.as_ref().is_some_and(|m| {
                 m.sessions.len() == count && m.store_id == c.store_id && m.revision == c.revision
             })

@@ -6,9 +6,8 @@
 //! everything it needs has arrived and been accepted, so a failed download
 //! loses nothing.
 
-use crate::fetch::{
-    self, is_generation, is_segment_name, is_store_id, FetchError, Kind, Source, Store,
-};
+use crate::fetch::{self, is_generation, is_segment_name, FetchError, Kind, Source, Store};
+use recall_core::layout::{host, HostCatalog, SegmentListing};
 use recall_core::MemIndex;
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
@@ -63,24 +62,6 @@ struct State {
     fetched_ms: f64,
 }
 
-#[derive(Deserialize)]
-struct DaemonListing {
-    store_id: String,
-    segments: Vec<Named>,
-}
-
-#[derive(Deserialize)]
-struct Named {
-    name: String,
-}
-
-#[derive(Deserialize)]
-struct BucketCatalog {
-    store_id: String,
-    revision: u64,
-    segments: Vec<String>,
-}
-
 fn invalid(what: &str, e: impl std::fmt::Display) -> FetchError {
     FetchError::Invalid {
         what: what.to_string(),
@@ -92,7 +73,9 @@ fn invalid(what: &str, e: impl std::fmt::Display) -> FetchError {
 async fn fetch_heads(source: &Source) -> Result<(String, Vec<u8>, Vec<String>), FetchError> {
     match source.kind {
         Kind::Daemon => {
-            let url = source.manifest_url("", 0);
+            let url = source
+                .manifest_url("", 0)
+                .ok_or_else(|| invalid("the daemon's manifest", "no URL"))?;
             let bytes = fetch::get(&url, true).await?;
             let store_id = serde_json::from_slice::<serde_json::Value>(&bytes)
                 .ok()
@@ -101,7 +84,7 @@ async fn fetch_heads(source: &Source) -> Result<(String, Vec<u8>, Vec<String>), 
             // A daemon without segments (or for another store) gets a copy
             // whose searches fetch every generation they scan.
             let segments = match fetch::get(&source.listing_url(), true).await {
-                Ok(list) => match serde_json::from_slice::<DaemonListing>(&list) {
+                Ok(list) => match serde_json::from_slice::<SegmentListing>(&list) {
                     Ok(l) if l.store_id == store_id => {
                         l.segments.into_iter().map(|s| s.name).collect()
                     }
@@ -113,12 +96,11 @@ async fn fetch_heads(source: &Source) -> Result<(String, Vec<u8>, Vec<String>), 
         }
         Kind::Bucket => {
             let catalog = fetch::get(&source.listing_url(), true).await?;
-            let c: BucketCatalog =
-                serde_json::from_slice(&catalog).map_err(|e| invalid("catalog.json", e))?;
-            if !is_store_id(&c.store_id) {
-                return Err(invalid("catalog.json", "bad store id"));
-            }
-            let url = source.manifest_url(&c.store_id, c.revision);
+            let c: HostCatalog =
+                serde_json::from_slice(&catalog).map_err(|e| invalid(host::CATALOG, e))?;
+            let url = source
+                .manifest_url(&c.store_id, c.revision)
+                .ok_or_else(|| invalid(host::CATALOG, "bad store id"))?;
             let bytes = fetch::get(&url, true).await?;
             Ok((url, bytes, c.segments))
         }

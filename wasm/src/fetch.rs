@@ -4,12 +4,13 @@
 //! feeds (`MemIndex`) stays pure. Compiled only for `wasm32`.
 //!
 //! A [`Source`] names where a store's files are: the daemon
-//! (`/api/index/…`) or a team bucket's host folder (`…/hosts/<id>/`, the
-//! layout of `host/src/remote/layout.rs`). Every file is cached under the
-//! URL it was fetched from, so a reload finds it without the network.
+//! (`/api/index/…`) or a team bucket's host folder (`…/hosts/<id>/`); both
+//! are named by `recall_core::layout` (`routes` and `host`). Every file is
+//! cached under the URL it was fetched from, so a reload finds it without
+//! the network.
 
 use js_sys::{Array, Promise, Uint8Array};
-use recall_core::naming::is_generation_file_name;
+use recall_core::layout::{host, routes, GENERATIONS, SEGMENTS};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{
@@ -73,23 +74,7 @@ pub struct Source {
     base: String,
 }
 
-/// `<hash16>.seg` in lowercase hex.
-pub fn is_segment_name(name: &str) -> bool {
-    name.len() == 20
-        && name.ends_with(".seg")
-        && name[..16]
-            .bytes()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-}
-
-/// A store id safe to put into a snapshot key (as the remote layout writes it).
-pub fn is_store_id(id: &str) -> bool {
-    !id.is_empty()
-        && id.len() <= 64
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-}
+pub use recall_core::layout::{is_generation_name as is_generation, is_segment_name, is_store_id};
 
 impl Source {
     /// The daemon at `origin` (e.g. `location.origin`).
@@ -115,23 +100,23 @@ impl Source {
     /// The prefix every generation URL of this source starts with.
     pub fn generations_prefix(&self) -> String {
         match self.kind {
-            Kind::Daemon => format!("{}/api/index/generations/", self.base),
-            Kind::Bucket => format!("{}generations/", self.base),
+            Kind::Daemon => format!("{}{}{GENERATIONS}/", self.base, routes::INDEX),
+            Kind::Bucket => format!("{}{GENERATIONS}/", self.base),
         }
     }
 
     /// The prefix every segment URL of this source starts with.
     pub fn segments_prefix(&self) -> String {
         match self.kind {
-            Kind::Daemon => format!("{}/api/index/segments/", self.base),
-            Kind::Bucket => format!("{}segments/", self.base),
+            Kind::Daemon => format!("{}{}/", self.base, routes::SEGMENTS),
+            Kind::Bucket => format!("{}{SEGMENTS}/", self.base),
         }
     }
 
     /// The prefix of every URL this source's copy is cached under.
     pub fn prefix(&self) -> String {
         match self.kind {
-            Kind::Daemon => format!("{}/api/index/", self.base),
+            Kind::Daemon => format!("{}{}", self.base, routes::INDEX),
             Kind::Bucket => self.base.clone(),
         }
     }
@@ -149,16 +134,17 @@ impl Source {
     /// What lists the live segments: the daemon's listing or the catalog.
     pub fn listing_url(&self) -> String {
         match self.kind {
-            Kind::Daemon => format!("{}/api/index/segments", self.base),
-            Kind::Bucket => format!("{}catalog.json", self.base),
+            Kind::Daemon => format!("{}{}", self.base, routes::SEGMENTS),
+            Kind::Bucket => format!("{}{}", self.base, host::CATALOG),
         }
     }
 
-    /// The manifest's URL (a bucket's snapshot of `store_id` at `revision`).
-    pub fn manifest_url(&self, store_id: &str, revision: u64) -> String {
+    /// The manifest's URL (a bucket's snapshot of `store_id` at
+    /// `revision`); `None` for a store id that cannot name a snapshot.
+    pub fn manifest_url(&self, store_id: &str, revision: u64) -> Option<String> {
         match self.kind {
-            Kind::Daemon => format!("{}/api/index/manifest", self.base),
-            Kind::Bucket => format!("{}snapshots/{store_id}-{revision}.json", self.base),
+            Kind::Daemon => Some(format!("{}{}", self.base, routes::MANIFEST)),
+            Kind::Bucket => Some(format!("{}{}", self.base, host::snapshot(store_id, revision)?)),
         }
     }
 
@@ -166,11 +152,6 @@ impl Source {
     pub fn state_url(&self) -> String {
         format!("{}recall-offline-copy.json", self.prefix())
     }
-}
-
-/// Whether `name` may go into a generation URL.
-pub fn is_generation(name: &str) -> bool {
-    is_generation_file_name(name)
 }
 
 /// The page's or worker's global scope.

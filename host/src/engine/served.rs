@@ -13,29 +13,8 @@ use recall_core::model::Manifest;
 use recall_core::{Catalog, Query, QueryError, Response, SearchEnv};
 use std::sync::Arc;
 
-use serde::Serialize;
-
-/// The body of `GET /api/index/segments`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct SegmentListing {
-    /// The store the list belongs to.
-    pub store_id: String,
-    /// The list's own revision (increases on every change).
-    pub revision: u64,
-    /// Live segments, oldest first.
-    pub segments: Vec<SegmentSummary>,
-}
-
-/// One live segment.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct SegmentSummary {
-    /// `<hash16>.seg`: fetch it from `/api/index/segments/{name}`.
-    pub name: String,
-    /// How many generations it indexes.
-    pub generations: u64,
-    /// The bytes of those generations.
-    pub source_bytes: u64,
-}
+/// The body of `GET /api/index/segments` and its rows.
+pub use recall_core::layout::{SegmentListing, SegmentSummary};
 
 /// Another host's session as team serve read it from that host's published
 /// catalog and generation (`serve --remote`): its union key

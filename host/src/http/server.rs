@@ -1,6 +1,7 @@
 //! Builds the router, binds, runs the indexer loop and the server on their
 //! own threads, and stops both on request (or Ctrl-C).
 
+use recall_core::layout;
 use super::conn::{self, ConnLimits};
 use super::errors::ApiError;
 use super::limits;
@@ -154,13 +155,10 @@ pub fn router(state: AppState, security: Security) -> Router {
         )
         .route("/api/events", get(routes::events::events))
         .route("/api/index/status", get(routes::status::status))
-        .route("/api/index/manifest", get(routes::shards::manifest))
-        .route(
-            "/api/index/generations/{file}",
-            get(routes::shards::generation),
-        )
-        .route("/api/index/segments", get(routes::segments::list))
-        .route("/api/index/segments/{file}", get(routes::segments::segment))
+        .route(layout::routes::MANIFEST, get(routes::shards::manifest))
+        .route(layout::routes::GENERATION, get(routes::shards::generation))
+        .route(layout::routes::SEGMENTS, get(routes::segments::list))
+        .route(layout::routes::SEGMENT, get(routes::segments::segment))
         .route(
             "/api/index/clear",
             post(routes::admin::clear).route_layer(middleware::from_fn(super::state_change::gate)),

@@ -13,7 +13,7 @@
 //! catalogs reference last.
 
 use super::fetch::{get, Failure};
-use super::layout::{self, RemoteCatalog};
+use recall_core::layout::{self, bucket, host as in_host, HostCatalog};
 use super::memo::{Memo, Verified};
 use super::{Remote, RemoteError};
 use crate::store::segments::segment_name;
@@ -166,9 +166,9 @@ impl Cache {
     }
 
     /// A host's current catalog (always fetched: it is what moves).
-    pub async fn catalog(&self, remote: &Remote, id: &str) -> Result<RemoteCatalog, Failure> {
+    pub async fn catalog(&self, remote: &Remote, id: &str) -> Result<HostCatalog, Failure> {
         let bytes = self
-            .get(remote, &layout::catalog(&remote.prefix, id), What::Catalog)
+            .get(remote, &bucket::key(&remote.prefix, id, in_host::CATALOG), What::Catalog)
             .await?;
         super::fetch::parse_catalog(&bytes)
     }
@@ -222,10 +222,10 @@ impl Cache {
         host: &str,
         name: &str,
     ) -> Result<Vec<u8>, Failure> {
-        if !layout::is_generation(name) {
+        if !layout::is_generation_name(name) {
             return Err(Failure::Corrupt(format!("bad generation name {name}")));
         }
-        let key = format!("{}/{name}", layout::generations(&remote.prefix, host));
+        let key = bucket::key(&remote.prefix, host, &in_host::generation(name));
         self.content(remote, &key, name, What::Generation, |b| {
             generation_file_name(b) == name
         })
@@ -254,7 +254,7 @@ impl Cache {
         let seg = match cached {
             Some(seg) => Arc::new(seg),
             None => {
-                let key = format!("{}/{name}", layout::segments(&remote.prefix, host));
+                let key = bucket::key(&remote.prefix, host, &in_host::segment(name));
                 let b = self.get(remote, &key, What::Segment).await?;
                 if segment_name(&b) != name {
                     return Err(Failure::Corrupt(format!(
@@ -287,9 +287,10 @@ impl Cache {
         store_id: &str,
         revision: u64,
     ) -> Result<Arc<Manifest>, Failure> {
-        if !layout::is_store_id(store_id) || !layout::is_host_id(host) {
+        let Some(snapshot) = in_host::snapshot(store_id, revision).filter(|_| layout::is_host_id(host))
+        else {
             return Err(Failure::Corrupt(format!("bad store id {store_id}")));
-        }
+        };
         if let Some(m) = self
             .memo
             .as_ref()
@@ -307,7 +308,7 @@ impl Cache {
         let m = match self.read(&file).and_then(|b| parse(&b)) {
             Some(m) => Arc::new(m),
             None => {
-                let key = layout::snapshot(&remote.prefix, host, store_id, revision);
+                let key = bucket::key(&remote.prefix, host, &snapshot);
                 let b = self.get(remote, &key, What::Snapshot).await?;
                 let m = parse(&b).ok_or_else(|| {
                     Failure::Corrupt(format!(

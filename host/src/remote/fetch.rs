@@ -3,7 +3,7 @@
 //! Catalog snapshots and content-named objects go through the local cache
 //! (`cache.rs`), which also counts what a search fetched.
 
-use super::layout::{self, RemoteCatalog};
+use recall_core::layout::{self, bucket, host, HostCatalog};
 use super::{Remote, RemoteError};
 use object_store::path::Path as ObjPath;
 use object_store::ObjectStoreExt;
@@ -47,7 +47,7 @@ pub async fn get(remote: &Remote, key: &str) -> Result<Vec<u8>, Failure> {
 
 /// The host ids under the prefix (folders that are not host ids are skipped).
 pub async fn host_ids(remote: &Remote) -> Result<Vec<String>, RemoteError> {
-    let dir = ObjPath::from(layout::hosts(&remote.prefix));
+    let dir = ObjPath::from(bucket::hosts(&remote.prefix));
     let listed = remote.store.list_with_delimiter(Some(&dir)).await?;
     let mut ids: Vec<String> = listed
         .common_prefixes
@@ -60,14 +60,14 @@ pub async fn host_ids(remote: &Remote) -> Result<Vec<String>, RemoteError> {
 }
 
 /// A host's current catalog.
-pub async fn catalog(remote: &Remote, id: &str) -> Result<RemoteCatalog, Failure> {
-    let bytes = get(remote, &layout::catalog(&remote.prefix, id)).await?;
+pub async fn catalog(remote: &Remote, id: &str) -> Result<HostCatalog, Failure> {
+    let bytes = get(remote, &bucket::key(&remote.prefix, id, host::CATALOG)).await?;
     parse_catalog(&bytes)
 }
 
 /// Parses and checks `catalog.json`.
-pub fn parse_catalog(bytes: &[u8]) -> Result<RemoteCatalog, Failure> {
-    let c: RemoteCatalog = serde_json::from_slice(bytes)
+pub fn parse_catalog(bytes: &[u8]) -> Result<HostCatalog, Failure> {
+    let c: HostCatalog = serde_json::from_slice(bytes)
         .map_err(|e| Failure::Corrupt(format!("catalog.json: {e}")))?;
     if c.schema != 1 || !layout::is_store_id(&c.store_id) {
         return Err(Failure::Corrupt(

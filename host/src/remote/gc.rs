@@ -5,7 +5,7 @@
 //! a segment once the current catalog does not list it and it is older than
 //! the grace. So a cursor stays servable for the grace, as locally.
 
-use super::layout;
+use recall_core::layout::{self, bucket};
 use super::{Remote, RemoteError};
 use object_store::path::Path as ObjPath;
 use object_store::{ObjectMeta, ObjectStoreExt};
@@ -49,9 +49,9 @@ pub async fn collect(
     let p = &remote.prefix;
     let horizon = wall_ms() - grace_ms;
     let mut report = GcReport::default();
-    let current_name = format!("{}-{}.json", current.store_id, current.revision);
+    let current_name = layout::snapshot_name(&current.store_id, current.revision).unwrap_or_default();
     // Snapshots, oldest upload first; each is superseded by the next one.
-    let dir = format!("{}/snapshots", layout::host(p, id));
+    let dir = bucket::key(p, id, layout::SNAPSHOTS);
     let mut snaps = list(remote, &dir).await?;
     snaps.sort_by_key(|m| m.last_modified);
     let mut kept = Vec::new();
@@ -80,7 +80,7 @@ pub async fn collect(
             Err(_) => return Ok(report),
         }
     }
-    for m in list(remote, &layout::generations(p, id)).await? {
+    for m in list(remote, &bucket::key(p, id, layout::GENERATIONS)).await? {
         let name = m.location.filename().unwrap_or_default();
         if !live.contains(name) && m.last_modified.timestamp_millis() <= horizon {
             remote.store.delete(&m.location).await?;
@@ -88,7 +88,7 @@ pub async fn collect(
         }
     }
     let listed: HashSet<&String> = segments.iter().collect();
-    for m in list(remote, &layout::segments(p, id)).await? {
+    for m in list(remote, &bucket::key(p, id, layout::SEGMENTS)).await? {
         let name = m.location.filename().unwrap_or_default().to_string();
         if !listed.contains(&name) && m.last_modified.timestamp_millis() <= horizon {
             remote.store.delete(&m.location).await?;

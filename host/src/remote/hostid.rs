@@ -3,7 +3,7 @@
 //! gives the store a new store id = a new incarnation) and a human name
 //! (the hostname unless `--host-name` set one, which is remembered).
 
-use super::layout::is_host_id;
+use recall_core::layout::is_host_id;
 use super::RemoteError;
 use serde::{Deserialize, Serialize};
 use std::fs;

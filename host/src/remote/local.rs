@@ -80,7 +80,7 @@ pub fn snapshot(store: &Store) -> Result<HostSnapshot, RemoteError> {
     if list.store_id == manifest.store_id {
         let dir = store.segments_dir();
         for s in list.segments {
-            if super::layout::is_segment_name(&s.name) {
+            if recall_core::layout::is_segment_name(&s.name) {
                 objects.push(Object {
                     kind: Kind::Segment,
                     path: dir.join(&s.name),

@@ -1,22 +1,20 @@
-//! Team search through S3-compatible object storage (issue #17): the bucket
-//! connection and its errors. `local` is the one reader of this store's
-//! layout, `hostid` its identity, `publish` uploads (and `gc` collects) this
+//! Team search through S3-compatible object storage: the bucket connection
+//! and its errors. `local` is the one reader of this store's folder, `hostid` its identity, `publish` uploads (and `gc` collects) this
 //! host's objects, `follow` republishes from `recall serve`, `fetch` reads
 //! other hosts' (through a local content-named cache), `union` searches this
 //! host plus every host under a prefix, `reader` + `memo` keep what a daemon's
 //! searches verified in memory, and `serve` puts that behind HTTP.
 //!
-//! Object layout under `s3://bucket/prefix` (see ARCHITECTURE.md "Team
-//! search"): `hosts/<host-id>/{generations/<hash16>.json, segments/<hash16>.seg,
-//! snapshots/<store_id>-<rev>.json, catalog.json}`; the catalog is written
-//! last and names only objects already uploaded.
+//! Object layout under `s3://bucket/prefix`, named by `recall_core::layout`
+//! (`bucket` and `host`): `hosts/<host-id>/{generations/<hash16>.json,
+//! segments/<hash16>.seg, snapshots/<store_id>-<rev>.json, catalog.json}`;
+//! the catalog is written last and names only objects already uploaded.
 
 pub mod cache;
 pub mod fetch;
 pub mod follow;
 pub mod gc;
 pub mod hostid;
-pub mod layout;
 pub mod local;
 pub mod memo;
 pub mod publish;

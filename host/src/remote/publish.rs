@@ -5,7 +5,7 @@
 //! then `catalog.json`, which names only objects already uploaded.
 
 use super::hostid::HostIdentity;
-use super::layout::{self, RemoteCatalog};
+use recall_core::layout::{self, bucket, HostCatalog};
 use super::local::{self, Kind};
 use super::{Remote, RemoteError};
 use crate::store::Store;
@@ -62,8 +62,8 @@ pub async fn publish(
 ) -> Result<PublishReport, RemoteError> {
     let snap = local::snapshot(store)?;
     let p = &remote.prefix;
-    let have_gen = list_names(remote, &layout::generations(p, &ident.id)).await?;
-    let have_seg = list_names(remote, &layout::segments(p, &ident.id)).await?;
+    let have_gen = list_names(remote, &bucket::key(p, &ident.id, layout::GENERATIONS)).await?;
+    let have_seg = list_names(remote, &bucket::key(p, &ident.id, layout::SEGMENTS)).await?;
     let mut report = PublishReport {
         host_id: ident.id.clone(),
         host_name: ident.name.clone(),
@@ -75,8 +75,8 @@ pub async fn publish(
     let mut tasks = tokio::task::JoinSet::new();
     for o in &snap.objects {
         let (have, dir) = match o.kind {
-            Kind::Generation => (&have_gen, layout::generations(p, &ident.id)),
-            Kind::Segment => (&have_seg, layout::segments(p, &ident.id)),
+            Kind::Generation => (&have_gen, bucket::key(p, &ident.id, layout::GENERATIONS)),
+            Kind::Segment => (&have_seg, bucket::key(p, &ident.id, layout::SEGMENTS)),
         };
         if have.contains(&o.name) {
             report.skipped += 1;
@@ -122,7 +122,9 @@ pub async fn publish(
         return Err(e);
     }
     let m = &snap.manifest;
-    let snap_key = layout::snapshot(p, &ident.id, &m.store_id, m.revision);
+    let snapshot = layout::host::snapshot(&m.store_id, m.revision)
+        .ok_or_else(|| RemoteError::Invalid(format!("store id {:?} cannot name a snapshot", m.store_id)))?;
+    let snap_key = bucket::key(p, &ident.id, &snapshot);
     report.bytes += snap.catalog_bytes.len() as u64;
     remote
         .store
@@ -131,7 +133,7 @@ pub async fn publish(
             PutPayload::from(snap.catalog_bytes.clone()),
         )
         .await?;
-    let catalog = RemoteCatalog {
+    let catalog = HostCatalog {
         schema: 1,
         name: ident.name.clone(),
         store_id: m.store_id.clone(),
@@ -145,7 +147,7 @@ pub async fn publish(
     remote
         .store
         .put(
-            &ObjPath::from(layout::catalog(p, &ident.id)),
+            &ObjPath::from(bucket::key(p, &ident.id, layout::host::CATALOG)),
             PutPayload::from(body),
         )
         .await?;

@@ -107,7 +107,7 @@ fn parse_union_id(s: &str) -> Option<Vec<Want>> {
             let (store_id, rev) = at.rsplit_once('@')?;
             // A cursor is input: its ids name cache files and bucket keys,
             // so they must have the layout's syntax before any is built.
-            if !super::layout::is_host_id(id) || !super::layout::is_store_id(store_id) {
+            if !recall_core::layout::is_host_id(id) || !recall_core::layout::is_store_id(store_id) {
                 return None;
             }
             Some(Want {
@@ -392,7 +392,7 @@ pub fn qualified_key(host_id: &str, key: &str) -> String {
 /// this host's keys, which are never qualified).
 pub fn split_key(key: &str) -> Option<(&str, &str)> {
     key.split_once('/')
-        .filter(|(id, _)| super::layout::is_host_id(id))
+        .filter(|(id, _)| recall_core::layout::is_host_id(id))
 }
 
 /// Another host's manifest entry as the union holds it: its parent key

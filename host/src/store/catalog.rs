@@ -26,12 +26,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
-/// The catalog file name.
-pub const CATALOG: &str = "catalog.json";
-/// The metas folder name.
-pub const METAS: &str = "metas";
-/// Extension of meta files.
-pub const META_EXT: &str = "meta";
+pub use recall_core::layout::store::{CATALOG, METAS, META_EXT};
 /// The catalog schema this build reads and writes (the legacy
 /// `manifest.json` was schema 1).
 pub const SCHEMA: u32 = 2;

@@ -23,11 +23,8 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-/// The generations folder name.
-pub const GENERATIONS: &str = "generations";
-
-/// Prefix of in-flight temp files.
-pub const TMP_PREFIX: &str = ".tmp-";
+pub use recall_core::layout::store::{GRAMS_EXT, TMP_PREFIX};
+pub use recall_core::layout::GENERATIONS;
 
 /// First bytes of a filter sidecar (then the CRC-32 of the rest, LE, then
 /// the generation's hash16, then the filters).
@@ -173,8 +170,6 @@ fn touch(path: &Path) {
     }
 }
 
-/// Extension of trigram filter sidecars.
-pub const GRAMS_EXT: &str = "grams";
 
 /// The sidecar path of a generation's trigram filters.
 pub fn grams_path(dir: &Path, name: &str) -> Option<PathBuf> {

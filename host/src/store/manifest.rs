@@ -10,8 +10,7 @@ use std::fs;
 use std::io;
 use std::path::Path;
 
-/// The manifest file name.
-pub const MANIFEST: &str = "manifest.json";
+pub use recall_core::layout::store::MANIFEST;
 
 /// The schema this build reads and writes.
 pub const SCHEMA: u32 = 1;

@@ -14,20 +14,14 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-/// The snapshots folder name.
-pub const SNAPSHOTS: &str = "snapshots";
+pub use recall_core::layout::SNAPSHOTS;
 
 /// How long a superseded manifest stays servable (10 minutes).
 pub const GRACE_MS: i64 = 10 * 60 * 1000;
 
 /// The file of a snapshot; `None` for a store id that could escape the folder.
 pub fn path(dir: &Path, store_id: &str, revision: u64) -> Option<PathBuf> {
-    let ok = !store_id.is_empty()
-        && store_id.len() <= 64
-        && store_id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
-    ok.then(|| dir.join(format!("{store_id}-{revision}.json")))
+    Some(dir.join(recall_core::layout::snapshot_name(store_id, revision)?))
 }
 
 /// Keeps the bytes of a catalog that is being superseded.

@@ -27,10 +27,7 @@ use std::fs;
 use std::io::Write;
 use std::path::Path;
 
-/// The state file name (the ledger's base).
-pub const STATE: &str = "indexer.json";
-/// The ledger's journal.
-pub const JOURNAL: &str = "ledger.jsonl";
+pub use recall_core::layout::store::{JOURNAL, STATE};
 /// Journal bytes below which it is never folded into the base.
 pub const JOURNAL_MIN: u64 = 256 << 10;
 

@@ -11,7 +11,7 @@ use super::shards::{cached, immutable, Immutable};
 use super::{blocking, respond};
 use crate::http::errors::ApiError;
 use crate::http::{AppState, Exposure};
-use crate::store::segments::is_segment_name;
+use recall_core::layout::is_segment_name;
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};

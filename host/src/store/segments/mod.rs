@@ -38,12 +38,8 @@ use std::fs;
 use std::io;
 use std::path::Path;
 
-/// The segments folder name.
-pub const SEGMENTS: &str = "segments";
-/// The live list's file name.
-pub const LIST: &str = "segments.json";
-/// Extension of segment files.
-pub const EXT: &str = "seg";
+pub use recall_core::layout::store::SEGMENT_LIST as LIST;
+pub use recall_core::layout::{is_segment_name, segment_name, SEGMENTS, SEGMENT_EXT as EXT};
 /// Generation bytes one new segment indexes at most (bounds the memory of a
 /// build; a backfill yields several segments).
 pub const CHUNK_BYTES: u64 = 32 << 20;
@@ -159,22 +155,6 @@ impl SegmentDraft {
     }
 }
 
-/// The name of segment bytes.
-pub fn segment_name(bytes: &[u8]) -> String {
-    format!("{}.{EXT}", hash16(bytes))
-}
-
-/// Whether `name` is a segment file name (`<hash16>.seg`, lowercase hex).
-pub fn is_segment_name(name: &str) -> bool {
-    name.strip_suffix(EXT)
-        .and_then(|stem| stem.strip_suffix('.'))
-        .is_some_and(|hash| {
-            hash.len() == 16
-                && hash
-                    .bytes()
-                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-        })
-}
 
 /// Reads the live list; missing, unreadable or another store's ⇒ empty
 /// (segments are only speed).
