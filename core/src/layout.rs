@@ -93,6 +93,14 @@ pub mod store {
     /// The extension of a generation's trigram filter sidecar
     /// (`generations/<hash16>.grams`).
     pub const GRAMS_EXT: &str = "grams";
+    /// The host's team identity (id and name), kept by `recall clear`.
+    pub const HOST: &str = "host.json";
+    /// What is indexed: the history window and the sources.
+    pub const POLICY: &str = "policy.json";
+    /// The lock one writer holds.
+    pub const LOCK: &str = "writer.lock";
+    /// The folder of sealed checkpoints of the index state.
+    pub const CHECKPOINTS: &str = "checkpoints";
     /// The prefix of in-flight temporary files in any folder; readers skip
     /// them and the garbage collector removes stale ones.
     pub const TMP_PREFIX: &str = ".tmp-";
@@ -117,7 +125,10 @@ pub mod host {
 
     /// The snapshot of `store_id` at `revision`; `None` for a bad store id.
     pub fn snapshot(store_id: &str, revision: u64) -> Option<String> {
-        Some(format!("{SNAPSHOTS}/{}", snapshot_name(store_id, revision)?))
+        Some(format!(
+            "{SNAPSHOTS}/{}",
+            snapshot_name(store_id, revision)?
+        ))
     }
 }
 
@@ -242,7 +253,10 @@ mod tests {
             host::snapshot("s1", 3).as_deref(),
             Some("snapshots/s1-3.json")
         );
-        assert_eq!(routes::segment(s), "/api/index/segments/0123456789abcdef.seg");
+        assert_eq!(
+            routes::segment(s),
+            "/api/index/segments/0123456789abcdef.seg"
+        );
         assert_eq!(
             routes::generation(g),
             "/api/index/generations/0123456789abcdef.json"

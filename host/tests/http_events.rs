@@ -195,12 +195,7 @@ fn an_append_is_announced_with_its_session_key() {
         started.elapsed()
     );
     // The session view already holds the new line.
-    let v = get(
-        addr,
-        &"/api/sessions/message-search?q=wombat".to_string(),
-        &[],
-    )
-    .json();
+    let v = get(addr, "/api/sessions/message-search?q=wombat", &[]).json();
     assert_eq!(v["sessions"][0]["session_key"], key.as_str());
     server.stop();
 }

@@ -9,8 +9,9 @@ mod team_support;
 
 use object_store::path::Path as ObjPath;
 use object_store::ObjectStoreExt;
+use recall_core::layout::{self, bucket};
 use recall_core::Response;
-use recall_host::remote::{layout, Remote};
+use recall_host::remote::Remote;
 use std::path::Path;
 use std::time::Duration;
 use store_support::*;
@@ -103,7 +104,7 @@ fn the_next_publish_removes_forgotten_and_excluded_sessions_from_the_bucket() {
     let id = report["host_id"].as_str().expect("id").to_string();
     let remote = Remote::connect_with(URL, Duration::from_secs(5), weed.env()).expect("remote");
     let rt = recall_host::remote::runtime().expect("rt");
-    let gens = layout::generations("p", &id);
+    let gens = bucket::key("p", &id, layout::GENERATIONS);
     let exists =
         |key: String| rt.block_on(async { remote.store.head(&ObjPath::from(key)).await.is_ok() });
     // One more publish: the snapshot that still named it was superseded

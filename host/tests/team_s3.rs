@@ -13,6 +13,7 @@ mod team_support;
 use object_store::path::Path as ObjPath;
 use object_store::{ObjectStoreExt, PutPayload};
 use recall_core::error::ErrorCode;
+use recall_core::layout::{self, bucket, host};
 use recall_core::query::{QueryError, Request};
 use recall_core::response::{PartialReason, State};
 use recall_core::search::Budgets;
@@ -21,7 +22,7 @@ use recall_host::engine::arena::Arena;
 use recall_host::engine::catalog::StoreCatalog;
 use recall_host::remote::hostid::{self, HostIdentity};
 use recall_host::remote::union::{TeamOptions, UnionCatalog};
-use recall_host::remote::{layout, Remote};
+use recall_host::remote::Remote;
 use recall_host::store::Store;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs;
@@ -681,11 +682,10 @@ fn team_search_equals_one_index_over_the_union_and_survives_failing_storage() {
     let mut first = wide.clone();
     first.limit = Some("2".into());
     let p1 = fresh().search(&first).expect("page 1");
-    let snap = layout::snapshot(
+    let snap = bucket::key(
         "teams/t1",
         &ids[1],
-        &republished.store_id,
-        republished.revision,
+        &host::snapshot(&republished.store_id, republished.revision).expect("a store id"),
     );
     let keep = team.rt.block_on(async {
         team.remote
@@ -722,14 +722,21 @@ fn team_search_equals_one_index_over_the_union_and_survives_failing_storage() {
     team.rt.block_on(async {
         let s = &team.remote.store;
         s.put(
-            &ObjPath::from(format!("{}/{seg}", layout::segments("teams/t1", &ids[2]))),
+            &ObjPath::from(format!(
+                "{}/{seg}",
+                bucket::key("teams/t1", &ids[2], layout::SEGMENTS)
+            )),
             PutPayload::from(b"not a segment".to_vec()),
         )
         .await
         .expect("corrupt");
-        s.delete(&ObjPath::from(layout::catalog("teams/t1", &ids[1])))
-            .await
-            .expect("delete catalog");
+        s.delete(&ObjPath::from(bucket::key(
+            "teams/t1",
+            &ids[1],
+            host::CATALOG,
+        )))
+        .await
+        .expect("delete catalog");
     });
     let r = fresh().search(&wide).expect("partial answer");
     assert_eq!(
@@ -768,7 +775,10 @@ fn team_search_equals_one_index_over_the_union_and_survives_failing_storage() {
     team.rt.block_on(async {
         let s = &team.remote.store;
         s.put(
-            &ObjPath::from(format!("{}/{seg}", layout::segments("teams/t1", &ids[2]))),
+            &ObjPath::from(format!(
+                "{}/{seg}",
+                bucket::key("teams/t1", &ids[2], layout::SEGMENTS)
+            )),
             PutPayload::from(
                 fs::read(store_dir(&homes[2]).join("segments").join(seg)).expect("seg"),
             ),
@@ -862,7 +872,7 @@ fn publish_collects_what_expired_past_the_grace() {
     let rt = recall_host::remote::runtime().expect("rt");
     let exists =
         |key: String| rt.block_on(async { remote.store.head(&ObjPath::from(key)).await.is_ok() });
-    let gens = layout::generations("p", &id);
+    let gens = bucket::key("p", &id, layout::GENERATIONS);
     assert!(
         !exists(format!("{gens}/{old_gen}")),
         "the old generation is collected"
@@ -873,17 +883,15 @@ fn publish_collects_what_expired_past_the_grace() {
             "a live generation stays"
         );
     }
-    assert!(!exists(layout::snapshot(
+    assert!(!exists(bucket::key(
         "p",
         &id,
-        &before.store_id,
-        before.revision
+        &host::snapshot(&before.store_id, before.revision).expect("a store id")
     )));
-    assert!(exists(layout::snapshot(
+    assert!(exists(bucket::key(
         "p",
         &id,
-        &after.store_id,
-        after.revision
+        &host::snapshot(&after.store_id, after.revision).expect("a store id")
     )));
     // A publish killed half-way left some objects out: the next one uploads
     // exactly those (content names make the rest a skip).

@@ -12,6 +12,7 @@ mod team_support;
 
 use object_store::path::Path as ObjPath;
 use object_store::{ObjectStoreExt, PutPayload};
+use recall_core::layout::{bucket, host};
 use recall_core::query::Request;
 use recall_core::response::{PartialReason, SourcePresence, State};
 use recall_core::search::Budgets;
@@ -19,7 +20,7 @@ use recall_host::engine::arena::Arena;
 use recall_host::engine::catalog::StoreCatalog;
 use recall_host::remote::hostid::{self, HostIdentity};
 use recall_host::remote::union::{TeamOptions, UnionCatalog};
-use recall_host::remote::{layout, Remote};
+use recall_host::remote::Remote;
 use recall_host::store::Store;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -93,7 +94,7 @@ fn poison_resume(weed: &Weed, id: &str, resume: &str) {
     let remote = Remote::connect_with(URL, Duration::from_secs(5), weed.env()).expect("remote");
     let rt = recall_host::remote::runtime().expect("runtime");
     rt.block_on(async {
-        let cat_key = ObjPath::from(layout::catalog(&remote.prefix, id));
+        let cat_key = ObjPath::from(bucket::key(&remote.prefix, id, host::CATALOG));
         let cat: serde_json::Value = serde_json::from_slice(
             &remote
                 .store
@@ -109,7 +110,11 @@ fn poison_resume(weed: &Weed, id: &str, resume: &str) {
             cat["store_id"].as_str().expect("store id").to_string(),
             cat["revision"].as_u64().expect("revision"),
         );
-        let key = ObjPath::from(layout::snapshot(&remote.prefix, id, &store_id, rev));
+        let key = ObjPath::from(bucket::key(
+            &remote.prefix,
+            id,
+            &host::snapshot(&store_id, rev).expect("a store id"),
+        ));
         let mut m: serde_json::Value = serde_json::from_slice(
             &remote
                 .store

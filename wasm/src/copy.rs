@@ -6,8 +6,8 @@
 //! everything it needs has arrived and been accepted, so a failed download
 //! loses nothing.
 
-use crate::fetch::{self, is_generation, is_segment_name, FetchError, Kind, Source, Store};
-use recall_core::layout::{host, HostCatalog, SegmentListing};
+use crate::fetch::{self, FetchError, Kind, Source, Store};
+use recall_core::layout::{host, is_generation_name, is_segment_name, HostCatalog, SegmentListing};
 use recall_core::MemIndex;
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
@@ -257,7 +257,7 @@ pub async fn provide(index: &Shared, source: &Source, names: &[String]) -> usize
         if index.borrow().has_generation(name) {
             continue;
         }
-        if !is_generation(name) {
+        if !is_generation_name(name) {
             index.borrow_mut().mark_unavailable(name);
             continue;
         }

@@ -74,8 +74,6 @@ pub struct Source {
     base: String,
 }
 
-pub use recall_core::layout::{is_generation_name as is_generation, is_segment_name, is_store_id};
-
 impl Source {
     /// The daemon at `origin` (e.g. `location.origin`).
     pub fn daemon(origin: &str) -> Source {
@@ -144,7 +142,11 @@ impl Source {
     pub fn manifest_url(&self, store_id: &str, revision: u64) -> Option<String> {
         match self.kind {
             Kind::Daemon => Some(format!("{}{}", self.base, routes::MANIFEST)),
-            Kind::Bucket => Some(format!("{}{}", self.base, host::snapshot(store_id, revision)?)),
+            Kind::Bucket => Some(format!(
+                "{}{}",
+                self.base,
+                host::snapshot(store_id, revision)?
+            )),
         }
     }
 

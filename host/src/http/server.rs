@@ -1,7 +1,6 @@
 //! Builds the router, binds, runs the indexer loop and the server on their
 //! own threads, and stops both on request (or Ctrl-C).
 
-use recall_core::layout;
 use super::conn::{self, ConnLimits};
 use super::errors::ApiError;
 use super::limits;
@@ -16,6 +15,7 @@ use axum::http::{StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{middleware, Router};
+use recall_core::layout;
 use routes::AppState;
 use std::any::Any;
 use std::net::SocketAddr;

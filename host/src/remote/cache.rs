@@ -13,10 +13,10 @@
 //! catalogs reference last.
 
 use super::fetch::{get, Failure};
-use recall_core::layout::{self, bucket, host as in_host, HostCatalog};
 use super::memo::{Memo, Verified};
 use super::{Remote, RemoteError};
 use crate::store::segments::segment_name;
+use recall_core::layout::{self, bucket, host as in_host, HostCatalog};
 use recall_core::naming::generation_file_name;
 use recall_core::{Manifest, Segment};
 use std::collections::HashSet;
@@ -168,7 +168,11 @@ impl Cache {
     /// A host's current catalog (always fetched: it is what moves).
     pub async fn catalog(&self, remote: &Remote, id: &str) -> Result<HostCatalog, Failure> {
         let bytes = self
-            .get(remote, &bucket::key(&remote.prefix, id, in_host::CATALOG), What::Catalog)
+            .get(
+                remote,
+                &bucket::key(&remote.prefix, id, in_host::CATALOG),
+                What::Catalog,
+            )
             .await?;
         super::fetch::parse_catalog(&bytes)
     }
@@ -287,7 +291,8 @@ impl Cache {
         store_id: &str,
         revision: u64,
     ) -> Result<Arc<Manifest>, Failure> {
-        let Some(snapshot) = in_host::snapshot(store_id, revision).filter(|_| layout::is_host_id(host))
+        let Some(snapshot) =
+            in_host::snapshot(store_id, revision).filter(|_| layout::is_host_id(host))
         else {
             return Err(Failure::Corrupt(format!("bad store id {store_id}")));
         };

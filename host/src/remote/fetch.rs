@@ -3,10 +3,10 @@
 //! Catalog snapshots and content-named objects go through the local cache
 //! (`cache.rs`), which also counts what a search fetched.
 
-use recall_core::layout::{self, bucket, host, HostCatalog};
 use super::{Remote, RemoteError};
 use object_store::path::Path as ObjPath;
 use object_store::ObjectStoreExt;
+use recall_core::layout::{self, bucket, host, HostCatalog};
 
 pub use super::cache::{Cache, Fetched, CACHE_DIR};
 

@@ -5,10 +5,10 @@
 //! a segment once the current catalog does not list it and it is older than
 //! the grace. So a cursor stays servable for the grace, as locally.
 
-use recall_core::layout::{self, bucket};
 use super::{Remote, RemoteError};
 use object_store::path::Path as ObjPath;
 use object_store::{ObjectMeta, ObjectStoreExt};
+use recall_core::layout::{self, bucket};
 use recall_core::Manifest;
 use std::collections::HashSet;
 
@@ -49,7 +49,8 @@ pub async fn collect(
     let p = &remote.prefix;
     let horizon = wall_ms() - grace_ms;
     let mut report = GcReport::default();
-    let current_name = layout::snapshot_name(&current.store_id, current.revision).unwrap_or_default();
+    let current_name =
+        layout::snapshot_name(&current.store_id, current.revision).unwrap_or_default();
     // Snapshots, oldest upload first; each is superseded by the next one.
     let dir = bucket::key(p, id, layout::SNAPSHOTS);
     let mut snaps = list(remote, &dir).await?;

@@ -3,14 +3,13 @@
 //! gives the store a new store id = a new incarnation) and a human name
 //! (the hostname unless `--host-name` set one, which is remembered).
 
-use recall_core::layout::is_host_id;
 use super::RemoteError;
+use recall_core::layout::is_host_id;
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::path::Path;
 
-/// The file in the store folder.
-pub const HOST_FILE: &str = "host.json";
+pub use recall_core::layout::store::HOST as HOST_FILE;
 
 /// Who this host is.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

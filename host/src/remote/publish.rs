@@ -5,12 +5,12 @@
 //! then `catalog.json`, which names only objects already uploaded.
 
 use super::hostid::HostIdentity;
-use recall_core::layout::{self, bucket, HostCatalog};
 use super::local::{self, Kind};
 use super::{Remote, RemoteError};
 use crate::store::Store;
 use object_store::path::Path as ObjPath;
 use object_store::{ObjectStoreExt, PutPayload};
+use recall_core::layout::{self, bucket, HostCatalog};
 use std::collections::HashSet;
 use std::sync::Arc;
 use tokio::sync::Semaphore;
@@ -122,8 +122,9 @@ pub async fn publish(
         return Err(e);
     }
     let m = &snap.manifest;
-    let snapshot = layout::host::snapshot(&m.store_id, m.revision)
-        .ok_or_else(|| RemoteError::Invalid(format!("store id {:?} cannot name a snapshot", m.store_id)))?;
+    let snapshot = layout::host::snapshot(&m.store_id, m.revision).ok_or_else(|| {
+        RemoteError::Invalid(format!("store id {:?} cannot name a snapshot", m.store_id))
+    })?;
     let snap_key = bucket::key(p, &ident.id, &snapshot);
     report.bytes += snap.catalog_bytes.len() as u64;
     remote

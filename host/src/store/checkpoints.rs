@@ -20,8 +20,7 @@ use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-/// The folder, inside the store.
-pub const CHECKPOINTS: &str = "checkpoints";
+pub use recall_core::layout::store::CHECKPOINTS;
 
 /// How long an untouched checkpoint is kept (its session went quiet).
 pub const KEEP_MS: i64 = 3 * 24 * 3600 * 1000;

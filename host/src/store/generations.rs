@@ -170,7 +170,6 @@ fn touch(path: &Path) {
     }
 }
 
-
 /// The sidecar path of a generation's trigram filters.
 pub fn grams_path(dir: &Path, name: &str) -> Option<PathBuf> {
     path(dir, name).map(|p| p.with_extension(GRAMS_EXT))

@@ -15,8 +15,7 @@ use std::path::{Path, PathBuf};
 use std::thread;
 use std::time::{Duration, Instant};
 
-/// The lock file name.
-pub const LOCK: &str = "writer.lock";
+pub use recall_core::layout::store::LOCK;
 
 /// A lock older than this is stale whoever holds it.
 pub const STALE_AFTER_MS: i64 = 5 * 60 * 1000;

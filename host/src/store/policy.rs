@@ -16,8 +16,7 @@ use recall_core::model::Manifest;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-/// The policy file's name in the store directory.
-pub const POLICY: &str = "policy.json";
+pub use recall_core::layout::store::POLICY;
 
 /// The index policy.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -11,10 +11,10 @@ use super::shards::{cached, immutable, Immutable};
 use super::{blocking, respond};
 use crate::http::errors::ApiError;
 use crate::http::{AppState, Exposure};
-use recall_core::layout::is_segment_name;
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
+use recall_core::layout::is_segment_name;
 use recall_core::naming::hash16;
 
 pub use crate::engine::{SegmentListing, SegmentSummary};

@@ -29,7 +29,6 @@ pub use plan::fresh_merge;
 use super::fsutil::{age_ms, wall_ms, write_content_named};
 use super::generations::TMP_PREFIX;
 use super::{Store, StoreError};
-use recall_core::naming::hash16;
 use recall_core::segment::Builder;
 use recall_core::PreparedShard;
 use serde::{Deserialize, Serialize};
@@ -154,7 +153,6 @@ impl SegmentDraft {
         self.source_bytes += other.source_bytes;
     }
 }
-
 
 /// Reads the live list; missing, unreadable or another store's ⇒ empty
 /// (segments are only speed).
