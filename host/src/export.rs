@@ -161,18 +161,31 @@ pub fn plan(manifest: &Manifest, key: &str, now_ms: i64) -> Result<ExportPlan, E
     })
 }
 
+/// What went into an archive.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ZipReport {
+    /// How many of the plan's files were written.
+    pub written: usize,
+    /// The files left out, each with the reason (also listed under
+    /// `missing` in `recall-export.json`).
+    pub left_out: Vec<(String, String)>,
+}
+
 /// Writes the archive to `out` (which need not be seekable). Files that have
-/// disappeared are skipped and listed under `missing` in the index.
-pub fn write_zip<W: Write>(plan: &ExportPlan, out: W) -> Result<(), ExportError> {
+/// disappeared or are refused are skipped and listed under `missing` in the
+/// index; the report says what was written and what was left out.
+pub fn write_zip<W: Write>(plan: &ExportPlan, out: W) -> Result<ZipReport, ExportError> {
     let mut zip = ZipWriter::new_stream(out);
     let deflate = SimpleFileOptions::default().compression_method(CompressionMethod::Deflated);
     let mut missing = Vec::new();
+    let mut report = ZipReport::default();
     let mut buf = vec![0u8; 64 << 10];
     for f in &plan.files {
         let (file, len) = match open_listed(&f.path, plan.roots.as_deref()) {
             Ok(x) => x,
             Err(reason) => {
                 missing.push(json!({"name": f.name, "reason": reason}));
+                report.left_out.push((f.name.clone(), reason));
                 continue;
             }
         };
@@ -186,6 +199,7 @@ pub fn write_zip<W: Write>(plan: &ExportPlan, out: W) -> Result<(), ExportError>
             }
             zip.write_all(&buf[..n])?;
         }
+        report.written += 1;
     }
     let mut index = plan.index.clone();
     index["missing"] = json!(missing);
@@ -193,7 +207,7 @@ pub fn write_zip<W: Write>(plan: &ExportPlan, out: W) -> Result<(), ExportError>
     let body = serde_json::to_vec_pretty(&index).map_err(io::Error::other)?;
     zip.write_all(&body)?;
     zip.finish()?.into_inner().flush()?;
-    Ok(())
+    Ok(report)
 }
 
 /// The file name offered for an export of `key`.

@@ -51,3 +51,88 @@ fn hostile_session_ids_never_reach_the_terminal_raw() {
         assert_eq!(seen, 3, "{listed:?}\n{found:?}\n{shown:?}");
     }
 }
+
+/// The key `recall sessions --json` lists for the one session of `home`.
+fn only_key(home: &std::path::Path) -> String {
+    let out = recall(home).args(["sessions", "--json"]).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let keys: Vec<String> = v
+        .as_array()
+        .or_else(|| v["sessions"].as_array())
+        .expect("a session list")
+        .iter()
+        .map(|s| s["session_key"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(keys.len(), 1, "{v}");
+    keys[0].clone()
+}
+
+#[test]
+fn export_names_the_key_and_the_output_path_without_control_characters() {
+    let home = home_with_hostile_id();
+    let key = only_key(&home);
+    let zip = home.join("out\u{1b}]0;owned\u{7}.zip");
+    let out = recall(&home)
+        .args(["export", &key, "-o"])
+        .arg(&zip)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(zip.is_file());
+    assert!(
+        !err.contains('\u{1b}') && !err.contains('\u{7}'),
+        "export printed a control character: {err:?}"
+    );
+    assert!(err.contains("out ]0;owned .zip"), "{err:?}");
+    // Nor does the refusal of an unknown key echo it raw.
+    let out = recall(&home)
+        .args(["export", "pi:no\u{1b}]0;x\u{7}such", "-o"])
+        .arg(home.join("x.zip"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(!err.contains('\u{1b}') && !err.contains('\u{7}'), "{err:?}");
+}
+
+#[test]
+fn export_counts_only_the_files_it_wrote_and_names_the_ones_left_out() {
+    // The only transcript is a symlink to a file outside the source roots:
+    // indexing follows it, the export refuses it.
+    let home = temp_dir("export-refused");
+    let outside = home.join("elsewhere");
+    std::fs::create_dir_all(&outside).unwrap();
+    let ts = 1_790_000_000_000i64;
+    let head = serde_json::json!({
+        "type": "session", "version": 3, "id": "refused-1", "timestamp": iso(ts), "cwd": "/w"
+    });
+    let body = format!(
+        "{head}\n{}",
+        pi_message("m1", None, "user", "hello zanzibar", ts + 1000)
+    );
+    std::fs::write(outside.join("s.jsonl"), body).unwrap();
+    let dir = pi_dir(&home).join("--w--");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::os::unix::fs::symlink(outside.join("s.jsonl"), dir.join("s.jsonl")).unwrap();
+    let key = only_key(&home);
+    let zip = home.join("out.zip");
+    let out = recall(&home)
+        .args(["export", &key, "-o"])
+        .arg(&zip)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "a partial export exits 3: {err}"
+    );
+    assert!(err.contains("exported 0 of 1 source file(s)"), "{err}");
+    assert!(
+        err.contains("left out") && err.contains("outside the source roots"),
+        "{err}"
+    );
+    // The archive still says what is missing.
+    assert!(zip.is_file());
+}

@@ -560,6 +560,36 @@ fn index_exits_3_while_a_unit_is_not_indexed() {
     run_ok(&home, &["index"], 0);
 }
 
+#[test]
+fn status_is_degraded_while_failed_units_are_listed() {
+    let home = temp_dir("status-failed");
+    write_session(&home, 1, 3, 100);
+    run_ok(&home, &["index"], 0);
+    let status: serde_json::Value =
+        serde_json::from_str(&run_ok(&home, &["status", "--json"], 0)).expect("status json");
+    assert_eq!(status["phase"], "current", "{status}");
+    let fifo = home.join(format!(".claude/projects/-home-u-p/{SID}.jsonl"));
+    mkfifo(&fifo);
+    let mut cmd = recall(&home);
+    cmd.arg("index");
+    assert_eq!(
+        run_bounded(cmd, Duration::from_secs(60)).status.code(),
+        Some(3)
+    );
+    let status: serde_json::Value =
+        serde_json::from_str(&run_ok(&home, &["status", "--json"], 0)).expect("status json");
+    assert_eq!(status["failed_units"].as_array().map(Vec::len), Some(1));
+    assert_eq!(status["phase"], "degraded", "{status}");
+    assert_eq!(status["files_failed"], 1, "{status}");
+    let text = run_ok(&home, &["status"], 0);
+    assert!(text.contains("1 failed"), "{text}");
+    fs::remove_file(&fifo).unwrap();
+    run_ok(&home, &["index"], 0);
+    let status: serde_json::Value =
+        serde_json::from_str(&run_ok(&home, &["status", "--json"], 0)).expect("status json");
+    assert_eq!(status["phase"], "current", "{status}");
+}
+
 /// Issue #12 item 6 (second half), through a sweep: a resumed Claude copy
 /// caught mid-replay (its lines so far all carry the parent's session id)
 /// is newer than the parent, so a backfill reads it first; the parent's key

@@ -214,6 +214,25 @@ fn oversized_and_odd_requests_get_json_errors() {
 }
 
 #[test]
+fn the_dashboard_files_answer_only_get_and_head() {
+    let (_d, b) = mem("methods");
+    let s = serve(b, ServeOptions::default());
+    assert_eq!(get(s.addr(), "/", &[]).status, 200);
+    assert_eq!(request(s.addr(), "HEAD", "/", &[]).status, 200);
+    for (method, path) in [
+        ("TRACE", "/"),
+        ("PUT", "/"),
+        ("DELETE", "/index.html"),
+        ("POST", "/js/app.js"),
+        ("OPTIONS", "/nowhere"),
+    ] {
+        let r = request(s.addr(), method, path, &[("Content-Length", "0")]);
+        assert_eq!(r.status, 405, "{method} {path}");
+        assert_eq!(r.json()["error"], "method_not_allowed", "{method} {path}");
+    }
+}
+
+#[test]
 fn building_until_backfilled() {
     let (_d, indexer, catalog) = demo_store("building", false);
     let handle = IndexerHandle::new(indexer.clone(), catalog.clone(), false);

@@ -463,3 +463,106 @@ fn a_damaged_cached_segment_is_caught_by_its_checksum_and_fetched_again() {
         "the damaged segments are fetched again: {err}"
     );
 }
+
+fn mount_tmpfs(at: &Path, bytes: u64) -> bool {
+    fs::create_dir_all(at).unwrap();
+    std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", &format!("size={bytes}"), "tmpfs"])
+        .arg(at)
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for e in fs::read_dir(from).unwrap().flatten() {
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &dest);
+        } else {
+            fs::copy(e.path(), dest).unwrap();
+        }
+    }
+}
+
+fn tree_bytes(dir: &Path) -> u64 {
+    fs::read_dir(dir)
+        .map(|d| {
+            d.flatten()
+                .map(|e| match e.file_type() {
+                    Ok(t) if t.is_dir() => tree_bytes(&e.path()),
+                    _ => e.metadata().map(|m| m.len()).unwrap_or(0),
+                })
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+/// A searcher whose store sits on a full disk, that has never published
+/// (no `host.json` yet): the team search still answers, from the store and
+/// the bucket, and leaves no temporary file in the remote cache.
+#[test]
+fn a_full_disk_neither_fails_a_team_search_nor_leaves_temporary_files() {
+    let Some(weed) = Weed::start("recall-full") else {
+        return;
+    };
+    let root = temp_dir("team-full");
+    let (a, b) = (home(&root, 7), home(&root, 8));
+    let url = "s3://recall-full/t";
+    let out = cli(&b, &weed, &["publish", url, "--host-name", "bee"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Move a's store onto a tmpfs with a little room, then fill the room.
+    let recall_dir = a.join(".recall");
+    let saved = root.join("a-recall");
+    fs::rename(&recall_dir, &saved).unwrap();
+    let size = tree_bytes(&saved) + (4 << 20);
+    if !mount_tmpfs(&recall_dir, size) {
+        fs::rename(&saved, &recall_dir).unwrap();
+        panic!("cannot mount a tmpfs (this test needs root, as CI has)");
+    }
+    copy_tree(&saved, &recall_dir);
+    let _ = fs::remove_file(store_dir(&a).join(hostid::HOST_FILE));
+    {
+        use std::io::Write;
+        let mut f = fs::File::create(recall_dir.join("filler")).unwrap();
+        let chunk = vec![0u8; 64 << 10];
+        while f.write_all(&chunk).is_ok() {}
+    }
+    let args = [
+        "--now",
+        &NOW.to_string(),
+        "search",
+        "--remote",
+        url,
+        "--json",
+        "the",
+    ];
+    let out = cli(&a, &weed, &args);
+    let leftovers: Vec<String> = cache_files(&a)
+        .into_iter()
+        .filter(|(n, _)| n.starts_with(".tmp-"))
+        .map(|(n, len)| format!("{n} ({len} bytes)"))
+        .collect();
+    let _ = std::process::Command::new("umount")
+        .arg(&recall_dir)
+        .status();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let body: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let sessions = body["sessions"].as_array().expect("sessions");
+    assert!(
+        sessions.iter().any(|s| s["host"]["name"] == "bee"),
+        "the remote host answers: {body}"
+    );
+    assert!(
+        sessions
+            .iter()
+            .any(|s| s.get("host").is_none_or(|h| h.is_null())),
+        "the local store answers: {body}"
+    );
+    assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+}

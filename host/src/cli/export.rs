@@ -4,6 +4,7 @@
 
 use super::{Context, Found, Globals};
 use crate::export::{self, ExportError};
+use crate::fit::sanitize;
 use anyhow::{bail, Context as _};
 use clap::Args;
 use std::fs::File;
@@ -28,25 +29,39 @@ pub fn run(g: &Globals, a: ExportArgs) -> anyhow::Result<Found> {
     let plan = match export::plan(&manifest, &a.key, ctx.now_ms) {
         // As over HTTP: nothing from outside the source roots.
         Ok(p) => p.confined_to(roots(&ctx.indexer.options().roots)),
-        Err(ExportError::NotFound) => bail!("session_not_found: no session {:?}", a.key),
+        Err(ExportError::NotFound) => {
+            bail!("session_not_found: no session {}", sanitize(&a.key))
+        }
         Err(e) => return Err(e.into()),
     };
     let tmp = a.output.with_extension("zip.partial");
     let file = File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
-    let written = export::write_zip(&plan, BufWriter::new(file));
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e).context("export failed");
-    }
+    let report = match export::write_zip(&plan, BufWriter::new(file)) {
+        Ok(r) => r,
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e).context("export failed");
+        }
+    };
     std::fs::rename(&tmp, &a.output)
         .with_context(|| format!("cannot write {}", a.output.display()))?;
+    // The key and the path come from the command line: never echo control
+    // characters to the terminal.
     eprintln!(
-        "recall: exported {} file(s) of {} to {}",
+        "recall: exported {} of {} source file(s) of {} to {}",
+        report.written,
         plan.files.len(),
-        a.key,
-        a.output.display()
+        sanitize(&a.key),
+        sanitize(&a.output.display().to_string())
     );
-    Ok(Found::Yes)
+    for (name, reason) in &report.left_out {
+        eprintln!("recall: left out {}: {}", sanitize(name), sanitize(reason));
+    }
+    Ok(if report.left_out.is_empty() {
+        Found::Yes
+    } else {
+        Found::Partial
+    })
 }
 
 fn roots(r: &crate::extract::Roots) -> Vec<PathBuf> {

@@ -148,8 +148,9 @@ pub enum Found {
     /// Nothing was found: exit 1.
     No,
     /// The command did its work but some of it could not be done (`recall
-    /// index`: units not indexed, or a root that cannot be read, each named
-    /// in the report): exit 3, so a script notices.
+    /// index`: units not indexed, or a root that cannot be read; `recall
+    /// export`: source files left out — each named in the report): exit 3,
+    /// so a script notices.
     Partial,
 }
 

@@ -79,9 +79,13 @@ pub fn run(g: &Globals, a: StatusArgs) -> anyhow::Result<Found> {
         }
     )?;
     outln!(
-        "files       {} indexed, {} changed since",
+        "files       {} indexed, {} changed since{}",
         s.index.files_indexed,
-        s.index.files_due
+        s.index.files_due,
+        match s.index.files_failed {
+            0 => String::new(),
+            n => format!(", {n} failed (retried when they change)"),
+        }
     )?;
     for r in &s.index.degraded_roots {
         outln!("degraded    {}: {} ({})", r.source, r.dir, r.message)?;

@@ -41,7 +41,7 @@ pub fn search(
         cache_cap: flags.cache_cap,
         ..TeamOptions::default()
     };
-    let ident = hostid::identity(ctx.store.dir(), None)?;
+    let ident = hostid::searcher(ctx.store.dir())?;
     let remote = Remote::connect(url, Duration::from_secs(10))?;
     let rt = remote::runtime()?;
     let local = StoreCatalog::new(ctx.store.clone(), Arc::new(Arena::default()));
@@ -104,7 +104,10 @@ pub fn catalog(
     name: Option<&str>,
     cache_cap: u64,
 ) -> anyhow::Result<Arc<dyn crate::engine::ReadCatalog>> {
-    let ident = hostid::identity(local.store().dir(), name)?;
+    let ident = match name {
+        Some(_) => hostid::identity(local.store().dir(), name)?,
+        None => hostid::searcher(local.store().dir())?,
+    };
     let remote = Remote::connect(url, Duration::from_secs(10))?;
     eprintln!("recall: searches also cover the hosts published under {url}");
     Ok(Arc::new(

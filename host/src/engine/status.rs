@@ -13,7 +13,8 @@ use std::collections::BTreeMap;
 /// The indexer's phase: an enabled index being built (never backfilled, or
 /// cleared and not yet rebuilt) is `indexing` while an indexer runs and
 /// `idle` while none does; otherwise a running indexer's own phase; with
-/// none, `degraded` when a root cannot be listed, else `current`.
+/// none, `degraded` when a root cannot be listed or units failed, else
+/// `current`.
 pub fn phase(
     enabled: bool,
     building: bool,
@@ -33,9 +34,10 @@ pub fn phase(
 /// The status report.
 #[derive(Debug, Serialize)]
 pub struct Status {
-    /// The fields of `/api/index/status` (enabled is always true here;
-    /// `phase` is `idle` before the first backfill, `degraded` when a root
-    /// cannot be listed, else `current`; no sweep runs, so nothing failed).
+    /// The fields of `/api/index/status` (`phase` is `idle` before the
+    /// first backfill, `degraded` when a root cannot be listed or units the
+    /// last sweep could not index are recorded, else `current`; no sweep
+    /// runs, so `files_failed` counts those recorded units).
     #[serde(flatten)]
     pub index: IndexStatus,
     /// As in `/api/index/status`: unavailable when the policy disables
@@ -77,12 +79,15 @@ impl Engine {
             .filter_map(|p| std::fs::metadata(p).ok())
             .map(|m| m.len())
             .sum();
-        // No sweep runs in this process: nothing is being built.
+        let failed_units = crate::index::FailedUnit::from_state(&st);
+        // No sweep runs in this process: nothing is being built. Units the
+        // last sweep could not index degrade the index as a running
+        // indexer's failures do.
         let phase = phase(
             self.policy.enabled,
             false,
             None,
-            !degraded_roots.is_empty(),
+            !degraded_roots.is_empty() || !failed_units.is_empty(),
             st.backfilled,
         );
         Ok(Status {
@@ -91,13 +96,13 @@ impl Engine {
                 phase,
                 files_indexed: m.sessions.values().map(|e| e.files.len() as u64).sum(),
                 files_due: plan.files_due(),
-                files_failed: 0,
+                files_failed: failed_units.len() as u64,
                 degraded_roots,
                 last_sweep_ms: (st.last_sweep_ms > 0).then_some(st.last_sweep_ms),
                 // Known to a running indexer only (the store records when the
                 // last sweep finished, not when it started).
                 last_reconcile_ms: None,
-                failed_units: crate::index::FailedUnit::from_state(&st),
+                failed_units,
                 truncated_sessions: crate::index::build::truncated_sessions(&m),
                 skipped_files: plan.skipped_files.clone(),
                 retired: crate::store::policy::Retired::of_state(&st, self.policy.history_days),

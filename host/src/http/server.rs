@@ -11,7 +11,7 @@ use super::{assets, headers, logging, routes};
 use crate::engine::IndexerHandle;
 use crate::engine::Served;
 use axum::extract::State;
-use axum::http::{StatusCode, Uri};
+use axum::http::{Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{middleware, Router};
@@ -190,9 +190,13 @@ async fn login(State(st): State<AppState>, q: Result<QueryPairs, ApiError>) -> R
     logins.answer(code.as_deref())
 }
 
-async fn fallback(uri: Uri) -> Response {
+async fn fallback(method: Method, uri: Uri) -> Response {
     if uri.path().starts_with("/api/") || uri.path() == "/api" {
         return ApiError::not_found("no such API route").into_response();
+    }
+    // The dashboard's files are read, nothing else (`TRACE /`, `PUT /x`).
+    if method != Method::GET && method != Method::HEAD {
+        return method_not_allowed().await;
     }
     assets::serve(uri).await
 }

@@ -191,7 +191,9 @@ impl Cache {
     fn write(&self, file: &str, bytes: &[u8]) {
         let _ = fs::create_dir_all(&self.dir);
         let tmp = self.dir.join(format!(".tmp-{}-{file}", std::process::id()));
-        if fs::write(&tmp, bytes).is_ok() && fs::rename(&tmp, self.dir.join(file)).is_err() {
+        // A full disk fails the write part-way: never leave the stub behind.
+        let kept = fs::write(&tmp, bytes).is_ok() && fs::rename(&tmp, self.dir.join(file)).is_ok();
+        if !kept {
             let _ = fs::remove_file(&tmp);
         }
     }

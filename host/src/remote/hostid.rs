@@ -51,10 +51,26 @@ pub fn identity(store_dir: &Path, name: Option<&str>) -> Result<HostIdentity, Re
             path: path.display().to_string(),
             source,
         };
-        fs::write(&tmp, body).map_err(io)?;
-        fs::rename(&tmp, &path).map_err(io)?;
+        if let Err(e) = fs::write(&tmp, body).and_then(|()| fs::rename(&tmp, &path)) {
+            let _ = fs::remove_file(&tmp);
+            return Err(io(e));
+        }
     }
     Ok(ident)
+}
+
+/// The identity a team search leaves out of the bucket as its own: the
+/// store's [`identity`], or — when `host.json` cannot be written (a full
+/// disk, a read-only store) — a fresh id kept for this search only: a store
+/// without `host.json` has never published, so no catalog is its own.
+pub fn searcher(store_dir: &Path) -> Result<HostIdentity, RemoteError> {
+    match identity(store_dir, None) {
+        Err(RemoteError::Io { .. }) => Ok(HostIdentity {
+            id: random_id()?,
+            name: hostname(),
+        }),
+        r => r,
+    }
 }
 
 fn random_id() -> Result<String, RemoteError> {
