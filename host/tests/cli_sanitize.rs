@@ -67,16 +67,21 @@ fn only_key(home: &std::path::Path) -> String {
     keys[0].clone()
 }
 
+/// `recall export KEY -o ZIP`.
+fn export(home: &std::path::Path, key: &str, zip: &std::path::Path) -> std::process::Output {
+    recall(home)
+        .args(["export", key, "-o"])
+        .arg(zip)
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn export_names_the_key_and_the_output_path_without_control_characters() {
     let home = home_with_hostile_id();
     let key = only_key(&home);
     let zip = home.join("out\u{1b}]0;owned\u{7}.zip");
-    let out = recall(&home)
-        .args(["export", &key, "-o"])
-        .arg(&zip)
-        .output()
-        .unwrap();
+    let out = export(&home, &key, &zip);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(zip.is_file());
@@ -117,11 +122,7 @@ fn export_counts_only_the_files_it_wrote_and_names_the_ones_left_out() {
     std::os::unix::fs::symlink(outside.join("s.jsonl"), dir.join("s.jsonl")).unwrap();
     let key = only_key(&home);
     let zip = home.join("out.zip");
-    let out = recall(&home)
-        .args(["export", &key, "-o"])
-        .arg(&zip)
-        .output()
-        .unwrap();
+    let out = export(&home, &key, &zip);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(
         out.status.code(),

@@ -9,24 +9,10 @@ use recall_host::extract::Roots;
 use recall_host::index::{FaultHook, IndexOptions, Indexer};
 use recall_host::store::Store;
 use std::fs;
-use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use store_support::*;
-
-fn mount_tmpfs(at: &Path, size: &str) -> bool {
-    fs::create_dir_all(at).unwrap();
-    Command::new("mount")
-        .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
-        .arg(at)
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
-fn umount(at: &Path) {
-    let _ = Command::new("umount").arg(at).status();
-}
 
 #[test]
 fn a_full_disk_fails_cleanly_and_loses_nothing() {

@@ -464,15 +464,6 @@ fn a_damaged_cached_segment_is_caught_by_its_checksum_and_fetched_again() {
     );
 }
 
-fn mount_tmpfs(at: &Path, bytes: u64) -> bool {
-    fs::create_dir_all(at).unwrap();
-    std::process::Command::new("mount")
-        .args(["-t", "tmpfs", "-o", &format!("size={bytes}"), "tmpfs"])
-        .arg(at)
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
 fn copy_tree(from: &Path, to: &Path) {
     fs::create_dir_all(to).unwrap();
     for e in fs::read_dir(from).unwrap().flatten() {
@@ -520,7 +511,7 @@ fn a_full_disk_neither_fails_a_team_search_nor_leaves_temporary_files() {
     let saved = root.join("a-recall");
     fs::rename(&recall_dir, &saved).unwrap();
     let size = tree_bytes(&saved) + (4 << 20);
-    if !mount_tmpfs(&recall_dir, size) {
+    if !mount_tmpfs(&recall_dir, &size.to_string()) {
         fs::rename(&saved, &recall_dir).unwrap();
         panic!("cannot mount a tmpfs (this test needs root, as CI has)");
     }

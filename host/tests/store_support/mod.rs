@@ -331,3 +331,19 @@ fn index_phase(addr: &str) -> String {
         .and_then(|v| v["phase"].as_str().map(str::to_string))
         .unwrap_or_default()
 }
+
+/// Mounts a tmpfs of `size` (as `mount -o size=` reads it) at `at`;
+/// false when it cannot (not root, no tmpfs).
+pub fn mount_tmpfs(at: &Path, size: &str) -> bool {
+    fs::create_dir_all(at).unwrap();
+    Command::new("mount")
+        .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+        .arg(at)
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Unmounts what [`mount_tmpfs`] mounted (best effort).
+pub fn umount(at: &Path) {
+    let _ = Command::new("umount").arg(at).status();
+}
