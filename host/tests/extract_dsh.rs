@@ -479,3 +479,40 @@ fn bad_input_gives_counts_never_a_panic() {
     assert_eq!(c.diagnostics.bad_lines, 1);
     assert_eq!(c.records[0].text, "plain string");
 }
+
+/// A skippable-frame header that claims more bytes than the file holds (4
+/// GiB) is not a torn tail while frames follow it: only its own bytes are
+/// skipped, counted and reported; every frame after it is read.
+#[test]
+fn a_skippable_frame_claiming_more_than_the_file_hides_no_frame_after_it() {
+    let lines = bash_lines();
+    let frames = frames_per_line(&lines);
+    let full = extract::extract(&framed_session(&Scratch::new("dsh-skip-a"), &frames))
+        .expect("read")
+        .expect("session");
+    let mut lying = vec![0x50, 0x2A, 0x4D, 0x18];
+    lying.extend_from_slice(&u32::MAX.to_le_bytes());
+    lying.extend_from_slice(b"a few bytes of the skippable frame");
+    let mut with = frames.clone();
+    with.insert(1, lying);
+    let s = Scratch::new("dsh-skip-b");
+    let unit = framed_session(&s, &with);
+    let x = extract::extract(&unit).expect("read").expect("session");
+    assert_eq!(prose(&x), prose(&full), "every frame after it is read");
+    assert_eq!((x.diagnostics.bad_frames, x.diagnostics.torn_tails), (1, 0));
+    let file = unit.files[0].display().to_string();
+    assert!(
+        x.diagnostics
+            .unreadable
+            .iter()
+            .any(|u| u.starts_with(&file) && u.contains("did not decode")),
+        "reported: {:?}",
+        x.diagnostics.unreadable
+    );
+    let len: usize = with.iter().map(Vec::len).sum();
+    assert_eq!(
+        dsh::frames::complete_end(&unit.files[0]).expect("scan"),
+        len as u64,
+        "the cursor covers the frames after it"
+    );
+}

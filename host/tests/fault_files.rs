@@ -312,6 +312,37 @@ fn a_truncated_zst_rollout_indexes_its_prefix() {
     assert_eq!(again["bytes_read"], 0, "{again}");
 }
 
+/// A `.jsonl.zst` rollout cut inside its first block decodes to nothing:
+/// it is not a silent "empty" unit but named in `skipped_files`.
+#[test]
+fn a_zst_rollout_cut_inside_its_first_block_is_reported() {
+    let home = temp_dir("zstfirst");
+    let day = home.join(".codex/sessions/2025/12/28");
+    fs::create_dir_all(&day).unwrap();
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/shared/corpus/codex/real/sample_codex_session-simonw-0.77.0.jsonl");
+    let z = zstd::encode_all(fs::read(&sample).unwrap().as_slice(), 3).unwrap();
+    let path =
+        day.join("rollout-2025-12-28T12-18-30-019b64e5-57fa-7463-b644-fba7e456f905.jsonl.zst");
+    fs::write(&path, &z[..z.len() / 2]).unwrap();
+    let out: serde_json::Value =
+        serde_json::from_str(&run_ok(&home, &["index", "--json"], 0)).unwrap();
+    let named = out["skipped_files"].as_array().is_some_and(|a| {
+        a.iter().any(|f| {
+            f.as_str().is_some_and(|f| {
+                f.contains("019b64e5-57fa-7463-b644-fba7e456f905.jsonl.zst")
+                    && f.contains("cut short")
+            })
+        })
+    });
+    assert!(named, "{out}");
+    let text = run_ok(&home, &["index"], 0);
+    assert!(
+        !text.contains("cut short"),
+        "an unchanged file is not read again: {text}"
+    );
+}
+
 /// Two rollout files carrying one session id (a partial copy, newer, and
 /// the whole session): the one with more records owns the key, whichever
 /// is read first.

@@ -62,6 +62,10 @@ pub struct Resumed {
     /// Source bytes read by this call (all files, including small
     /// whole-read files like state.json, sidecar spans and pre-scans).
     pub bytes_read: u64,
+    /// What could not be read when the unit yields no session (a `.zst`
+    /// cut inside its first block): reported, as a session's
+    /// `diagnostics.unreadable` is.
+    pub unreadable: Vec<String>,
 }
 
 /// Extracts `src`, reading line-fed file `src.files[i]` only up to
@@ -110,6 +114,7 @@ pub(crate) fn run(
             checkpoint: None,
             resumed: false,
             bytes_read: 0,
+            unreadable: Vec::new(),
         });
     };
     let mut wasted = 0;
@@ -157,6 +162,10 @@ fn finish(call: Call, agent: &Entry, out: Erased, resumed: bool, wasted: u64) ->
         huge_lines: call.diag.huge_lines,
         bad_frames: call.diag.bad_frames,
     };
+    let unreadable = match out.extracted {
+        None => call.diag.unreadable.clone(),
+        Some(_) => Vec::new(),
+    };
     let extracted = out.extracted.map(|mut x| {
         // Problems an extractor found inside lines (Intendant sidecars)
         // follow the unreadable files, as in a plain extraction.
@@ -183,6 +192,7 @@ fn finish(call: Call, agent: &Entry, out: Erased, resumed: bool, wasted: u64) ->
         checkpoint,
         resumed,
         bytes_read,
+        unreadable,
     }
 }
 

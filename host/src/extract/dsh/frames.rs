@@ -97,12 +97,12 @@ impl<R: BufRead + Seek> Scanner<R> {
         }
         let mut magic = [0u8; 4];
         if !self.exact(&mut magic)? {
-            return Ok(Some(Span::Torn { start }));
+            return self.torn(start, len).map(Some);
         }
         if magic[1..] == [0x2A, 0x4D, 0x18] && magic[0] & 0xF0 == 0x50 {
             let mut size = [0u8; 4];
             if !self.exact(&mut size)? || !self.skip(u64::from(u32::from_le_bytes(size)), len)? {
-                return Ok(Some(Span::Torn { start }));
+                return self.torn(start, len).map(Some);
             }
             return Ok(Some(Span::Skippable {
                 start,
@@ -114,7 +114,7 @@ impl<R: BufRead + Seek> Scanner<R> {
         }
         let mut fhd = [0u8; 1];
         if !self.exact(&mut fhd)? {
-            return Ok(Some(Span::Torn { start }));
+            return self.torn(start, len).map(Some);
         }
         let fhd = fhd[0];
         if fhd & 0x08 != 0 {
@@ -132,12 +132,12 @@ impl<R: BufRead + Seek> Scanner<R> {
         };
         let header_rest = u64::from(!single) + dict + fcs;
         if !self.skip(header_rest, len)? {
-            return Ok(Some(Span::Torn { start }));
+            return self.torn(start, len).map(Some);
         }
         loop {
             let mut bh = [0u8; 3];
             if !self.exact(&mut bh)? {
-                return Ok(Some(Span::Torn { start }));
+                return self.torn(start, len).map(Some);
             }
             let h = u32::from(bh[0]) | u32::from(bh[1]) << 8 | u32::from(bh[2]) << 16;
             let last = h & 1 != 0;
@@ -148,19 +148,31 @@ impl<R: BufRead + Seek> Scanner<R> {
                 _ => return self.garbage(start, len).map(Some),
             };
             if !self.skip(body, len)? {
-                return Ok(Some(Span::Torn { start }));
+                return self.torn(start, len).map(Some);
             }
             if last {
                 break;
             }
         }
         if checksum && !self.skip(4, len)? {
-            return Ok(Some(Span::Torn { start }));
+            return self.torn(start, len).map(Some);
         }
         Ok(Some(Span::Frame {
             start,
             end: self.pos,
         }))
+    }
+
+    /// A frame (or skippable frame) from `start` that runs past the limit:
+    /// a torn tail when no frame follows it, else bytes that are not a frame
+    /// up to the next one (a header claiming more than the file holds, e.g.
+    /// a skippable frame of 4 GB, must not hide the frames after it).
+    fn torn(&mut self, start: u64, len: u64) -> io::Result<Span> {
+        let stop = self.limit.min(len);
+        Ok(match self.garbage(start, len)? {
+            g @ Span::Garbage { end, .. } if end < stop => g,
+            _ => Span::Torn { start },
+        })
     }
 
     /// From `start`, the bytes up to the next frame magic (or the limit).
@@ -235,13 +247,18 @@ pub fn feed_frames(
         offset: start,
         lines: first_line_no,
     };
+    let bad_before = diag.bad_frames;
+    let mut skipped = 0u64;
     while let Some(span) = scan.next(len)? {
         match span {
             Span::Frame { start, end } => {
                 diag.bytes += end - start;
                 match decode(&mut decode_file, start, end, fed.lines, diag, f)? {
                     Some(lines) => fed.lines = lines,
-                    None => diag.bad_frames += 1,
+                    None => {
+                        diag.bad_frames += 1;
+                        skipped += end - start;
+                    }
                 }
                 fed.offset = end;
             }
@@ -252,6 +269,7 @@ pub fn feed_frames(
             Span::Garbage { start, end } => {
                 diag.bytes += end - start;
                 diag.bad_frames += 1;
+                skipped += end - start;
                 fed.offset = end;
             }
             Span::Torn { start } => {
@@ -260,6 +278,15 @@ pub fn feed_frames(
                 break;
             }
         }
+    }
+    // Lines lost in the file's middle are reported (a torn tail is not:
+    // the next sweep reads it once it is whole).
+    let bad = diag.bad_frames - bad_before;
+    if bad > 0 {
+        diag.unreadable.push(format!(
+            "{}: {bad} zstd span(s) of {skipped} byte(s) did not decode and were skipped",
+            path.display()
+        ));
     }
     Ok(fed)
 }

@@ -192,11 +192,13 @@ impl Units<'_> {
             }
             _ => {}
         }
-        if let Some(x) = &r.extracted {
-            for u in &x.diagnostics.unreadable {
-                if !skipped_files.iter().any(|s| s == u) {
-                    skipped_files.push(u.clone());
-                }
+        let unreadable = match &r.extracted {
+            Some(x) => &x.diagnostics.unreadable,
+            None => &r.unreadable,
+        };
+        for u in unreadable {
+            if !skipped_files.iter().any(|s| s == u) {
+                skipped_files.push(u.clone());
             }
         }
         let mut pending = None;
