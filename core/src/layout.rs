@@ -101,6 +101,9 @@ pub mod store {
     pub const LOCK: &str = "writer.lock";
     /// The folder of sealed checkpoints of the index state.
     pub const CHECKPOINTS: &str = "checkpoints";
+    /// The folder of damage notes: an empty file per generation a reader
+    /// found damaged (named like the generation), for the next sweep.
+    pub const DAMAGED: &str = "damaged";
     /// The prefix of in-flight temporary files in any folder; readers skip
     /// them and the garbage collector removes stale ones.
     pub const TMP_PREFIX: &str = ".tmp-";

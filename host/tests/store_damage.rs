@@ -115,3 +115,27 @@ fn the_next_sweep_re_extracts_a_damaged_session() {
         assert_eq!(keys(&r), [session_key(2), session_key(1)], "{tag}");
     }
 }
+
+/// A generation overwritten at its own length is noticed by the search that
+/// reads it (exit 3, saying what happened, not blaming a budget) and read
+/// again from the transcript by the next sweep, which says so.
+#[test]
+fn a_same_length_overwrite_is_reported_and_re_extracted_at_the_next_sweep() {
+    let (home, _store, gens) = setup("requeue-same-length");
+    let mut bytes = fs::read(&gens[1]).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] = if bytes[mid] == b'x' { b'y' } else { b'x' };
+    fs::write(&gens[1], &bytes).unwrap();
+    let out = run(&home, &["search", "lorem"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("damaged"), "{stderr}");
+    assert!(!stderr.contains("load budget"), "{stderr}");
+    let text = run_ok(&home, &["index"], 0);
+    assert!(text.contains("read again: 1 session"), "{text}");
+    let out = run(&home, &["search", "--json", "lorem"]);
+    assert_eq!(out.status.code(), Some(0));
+    let r: Response = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r.state, State::Ready);
+    assert_eq!(keys(&r), [session_key(2), session_key(1)]);
+}

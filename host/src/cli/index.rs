@@ -57,6 +57,12 @@ pub fn run(g: &Globals, a: IndexArgs) -> anyhow::Result<Found> {
     if let Some(n) = crate::store::policy::Retired::note(r.retired, ctx.policy.history_days) {
         outln!("{}", n.message)?;
     }
+    if !r.requeued.is_empty() {
+        outln!(
+            "read again: {} session(s) whose index files were damaged",
+            r.requeued.len()
+        )?;
+    }
     for f in &r.failures {
         let (path, reason) = (
             super::render::sanitize(&f.path),

@@ -149,7 +149,8 @@ pub enum Found {
     No,
     /// The command did its work but some of it could not be done (`recall
     /// index`: units not indexed, or a root that cannot be read; `recall
-    /// export`: source files left out — each named in the report): exit 3,
+    /// export`: source files left out — each named in the report; `recall
+    /// search`: sessions left out because their index files are damaged): exit 3,
     /// so a script notices.
     Partial,
 }

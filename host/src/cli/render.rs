@@ -209,6 +209,9 @@ pub fn print(
         (State::Partial, Some(PartialReason::Timeout)) => {
             eprintln!("recall: partial results: the scan deadline passed before every session was searched")
         }
+        (State::Partial, Some(PartialReason::Unreadable)) => {
+            eprintln!("recall: partial results: the index files of some sessions are damaged and were left out; the next `recall index` (or search) reads them again from their transcripts")
+        }
         (State::Partial, Some(PartialReason::Hosts)) => {
             eprintln!("recall: partial results: some hosts could not be read (see --json hosts)")
         }

@@ -300,6 +300,10 @@ fn finish(
             eprintln!("debug: {}", serde_json::to_string(d)?);
         }
     }
+    // Sessions were left out: the answer is not the whole truth.
+    if response.partial_reason == Some(recall_core::response::PartialReason::Unreadable) {
+        return Ok(Found::Partial);
+    }
     Ok(if response.sessions.is_empty() {
         Found::No
     } else {

@@ -148,6 +148,24 @@ impl Catalog for StoreCatalog {
         tools: bool,
         expired: &dyn Fn() -> bool,
     ) -> Result<Option<LoadedShard>, LoadError> {
+        let r = self.load_chunked(key, entry, tools, expired);
+        if let Err(LoadError::Damaged { name, .. }) = &r {
+            // The indexer re-extracts it at its next sweep.
+            self.store.note_damaged(name);
+        }
+        r
+    }
+}
+
+impl StoreCatalog {
+    /// [`Catalog::load_within`] without the damage note.
+    fn load_chunked(
+        &self,
+        key: &str,
+        entry: &ManifestEntry,
+        tools: bool,
+        expired: &dyn Fn() -> bool,
+    ) -> Result<Option<LoadedShard>, LoadError> {
         let name = &entry.generation_file;
         if let Some(shard) = self.arena.cached(name, tools) {
             return Ok(Some(LoadedShard {

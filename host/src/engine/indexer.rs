@@ -318,6 +318,9 @@ impl IndexerHandle {
             // with the one in force.
             Err(e) => tracing::warn!(target: "recall::index", error = %e, "policy unreadable"),
         }
+        // A search found a damaged generation: the next sweep reads its
+        // session again.
+        sweep_now |= self.enabled() && self.catalog.store().has_damage_notes();
         // Cleared by another process (`recall clear`): the store needs a
         // backfill under a store id no sweep of this server has built.
         if self.enabled() && !self.indexer.backfilled() {

@@ -523,6 +523,11 @@ impl Indexer {
     /// more than `max_age` ago. Never before the first backfill finished,
     /// never waiting behind a running sweep. `None` = no sweep was due.
     pub fn refresh(&self, max_age: Duration) -> Option<Result<SweepReport, IndexError>> {
+        // A reader found a damaged generation: sweep (in full) now.
+        if self.store.has_damage_notes() {
+            let _guard = self.sweeping.try_lock().ok()?;
+            return Some(sweep::run(self));
+        }
         // The watch answers without I/O: a quiet home reads no state file.
         if !self.sources_changed() {
             return None;
@@ -549,7 +554,7 @@ impl Indexer {
         let last_full = self.last_full_ms.load(std::sync::atomic::Ordering::Relaxed);
         let age = crate::store::wall_ms().saturating_sub(last_full);
         let recent = last_full > 0 && age >= 0 && (age as u128) < full_every.as_millis();
-        let r = if !self.backfilled() || !recent {
+        let r = if !self.backfilled() || !recent || self.store.has_damage_notes() {
             Some(sweep::run(self))
         } else if !self.sources_changed() {
             None

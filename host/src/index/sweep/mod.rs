@@ -41,14 +41,16 @@ use std::time::Instant;
 /// A full sweep: discovery of every root.
 pub(super) fn run(ix: &Indexer) -> Result<SweepReport, IndexError> {
     // Sessions whose generation file was damaged are extracted again.
-    let _ = ix.store.queue_damaged();
+    let requeued = ix.store.queue_damaged().unwrap_or_default();
     let watched = ix.sources_seen();
     let mut found = super::roots::discover(&ix.opts);
     if watched && found.stalled.is_empty() {
         ix.remember(&found.units);
     }
     let units = std::mem::take(&mut found.units);
-    run_over(ix, units, Some(found))
+    let mut report = run_over(ix, units, Some(found))?;
+    report.requeued = requeued;
+    Ok(report)
 }
 
 /// A focused sweep over `units` only (their files changed in place, and

@@ -54,6 +54,10 @@ pub struct SweepReport {
     /// regular files, could not be read or did not answer (`path: reason`;
     /// the unit's other files are indexed).
     pub skipped_files: Vec<String>,
+    /// Sessions whose generation file was found damaged (missing, cut, or
+    /// not hashing to its name) and were extracted again by this sweep.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub requeued: Vec<String>,
     /// Wall time.
     pub elapsed_ms: u64,
 }
