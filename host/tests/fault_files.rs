@@ -719,3 +719,60 @@ fn a_planning_stall_fails_the_sweep_instead_of_hanging_it() {
         .sessions
         .contains_key(&session_key(2)));
 }
+
+/// A unit whose file stopped answering while its cursor was captured is
+/// recorded with its files' metadata: a later sweep (a new process) does not
+/// wait on it again while it is unchanged, a search's refresh never reads it
+/// even once it changed, and `recall index`'s sweep does.
+#[test]
+fn a_stalled_unit_is_retried_only_when_it_changes_and_never_inside_a_search() {
+    use recall_host::index::{Indexer, RootHook};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let home = temp_dir("stall-again");
+    let hung = write_session(&home, 1, 3, 100);
+    write_session(&home, 2, 3, 100);
+    let calls = Arc::new(AtomicUsize::new(0));
+    let hook = |calls: Arc<AtomicUsize>, hung: std::path::PathBuf| {
+        RootHook::new(move |p| {
+            if p == hung {
+                calls.fetch_add(1, Ordering::SeqCst);
+                std::thread::sleep(Duration::from_millis(1500));
+            }
+        })
+    };
+    let indexer = || {
+        let (store, mut opts) = indexer(&home);
+        opts.file_fault = Some(hook(calls.clone(), hung.clone()));
+        opts.unit_deadline = Duration::from_millis(300);
+        Indexer::new(store, opts)
+    };
+    let first = indexer().sweep().unwrap();
+    assert_eq!(first.failed, 1, "{first:?}");
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    // Unchanged: a new process's sweep does not read it.
+    let again = indexer().sweep().unwrap();
+    assert_eq!((again.failures.len(), again.extracted), (1, 0), "{again:?}");
+    assert_eq!(calls.load(Ordering::SeqCst), 1, "read again, unchanged");
+    // Changed: a search's refresh leaves it alone; a sweep reads it.
+    let mut text = fs::read_to_string(&hung).unwrap();
+    text.push_str(&pi_message(
+        "ffff0002",
+        None,
+        "user",
+        "later",
+        1_790_003_800_000,
+    ));
+    text.push('\n');
+    fs::write(&hung, text).unwrap();
+    let ix = indexer();
+    let refreshed = ix.refresh(Duration::ZERO).expect("a refresh ran").unwrap();
+    assert_eq!(refreshed.extracted, 0, "{refreshed:?}");
+    assert_eq!(calls.load(Ordering::SeqCst), 1, "read inside a search");
+    ix.sweep().unwrap();
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        2,
+        "a sweep reads the changed unit"
+    );
+}

@@ -194,6 +194,9 @@ pub struct Indexer {
     units: Mutex<HashMap<PathBuf, Arc<SessionSource>>>,
     /// Wall ms when this process's last full sweep started.
     last_full_ms: AtomicI64,
+    /// A query-time refresh is sweeping: units that stalled before are not
+    /// read (a search never waits out a unit deadline for them).
+    in_search: std::sync::atomic::AtomicBool,
     shard_hook: Mutex<Option<ShardHook>>,
     /// The history window in days (starts as `opts.retention_days`; a
     /// running server follows the store policy's changes).
@@ -237,6 +240,7 @@ impl Indexer {
             watch: Mutex::new(None),
             units: Mutex::new(HashMap::new()),
             last_full_ms: AtomicI64::new(0),
+            in_search: std::sync::atomic::AtomicBool::new(false),
             shard_hook: Mutex::new(None),
             history_days: std::sync::atomic::AtomicU32::new(opts.retention_days),
             exclude_paths: Mutex::new(opts.exclude_paths.clone()),
@@ -526,7 +530,7 @@ impl Indexer {
         // A reader found a damaged generation: sweep (in full) now.
         if self.store.has_damage_notes() {
             let _guard = self.sweeping.try_lock().ok()?;
-            return Some(sweep::run(self));
+            return Some(self.searching(|| sweep::run(self)));
         }
         // The watch answers without I/O: a quiet home reads no state file.
         if !self.sources_changed() {
@@ -541,7 +545,21 @@ impl Indexer {
             return None;
         }
         let _guard = self.sweeping.try_lock().ok()?;
-        Some(self.sweep_changes())
+        Some(self.searching(|| self.sweep_changes()))
+    }
+
+    /// Runs `f` (a sweep) as a query-time refresh.
+    fn searching<T>(&self, f: impl FnOnce() -> T) -> T {
+        use std::sync::atomic::Ordering::SeqCst;
+        self.in_search.store(true, SeqCst);
+        let r = f();
+        self.in_search.store(false, SeqCst);
+        r
+    }
+
+    /// Whether the running sweep is a query-time refresh.
+    pub(crate) fn in_search(&self) -> bool {
+        self.in_search.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// The periodic sweep: skipped when a watch vouches that no source

@@ -175,6 +175,9 @@ impl<'a> Sweep<'a> {
             self.focused,
         )?;
         super::roots::spare_stalled(&mut plan, &self.m, &stalled);
+        if ix.in_search() {
+            spare_stalled_units(&mut plan, &self.st);
+        }
         self.report.unchanged = plan.unchanged;
         self.report.degraded_roots = degraded.clone();
         self.report.skipped_files = found.skipped_files;
@@ -226,4 +229,28 @@ fn unexcluded<'a>(st: &'a IndexerState, exclude: &[String]) -> Cow<'a, IndexerSt
     let mut st = st.clone();
     st.skipped.retain(|_, s| !stale(s));
     Cow::Owned(st)
+}
+
+/// A query-time refresh leaves out the units that stalled (were abandoned
+/// after the unit deadline, or did not answer) in an earlier sweep, even
+/// changed: a search never waits on a hung mount. `recall index` and the
+/// daemon's sweeps read them again once their files change.
+fn spare_stalled_units(plan: &mut Plan, st: &IndexerState) {
+    let stalled = |w: &super::plan::Work| {
+        let main = w.src.files.first().map(|f| f.to_string_lossy());
+        main.and_then(|m| st.skipped.get(m.as_ref()))
+            .is_some_and(|sk| {
+                sk.reason == SkipReason::Failed && sk.error.as_deref().is_some_and(unit::is_stall)
+            })
+    };
+    let claims = &mut plan.claims;
+    plan.work.retain(|w| {
+        if !stalled(w) {
+            return true;
+        }
+        if let (Some(key), Some(main)) = (&w.old_key, w.src.files.first()) {
+            claims.insert(key.clone(), main.to_string_lossy().into_owned());
+        }
+        false
+    });
 }

@@ -19,6 +19,14 @@ use std::time::Duration;
 
 /// How the reason of a unit abandoned after the deadline starts.
 pub(super) const ABANDONED: &str = "abandoned";
+/// What the reason of a unit whose file did not answer holds.
+const NOT_ANSWERING: &str = "did not answer within";
+
+/// Whether a failed unit's reason says it stalled (abandoned after the
+/// unit deadline, or a file that did not answer).
+pub(super) fn is_stall(reason: &str) -> bool {
+    reason.starts_with(ABANDONED) || reason.contains(NOT_ANSWERING)
+}
 
 /// A worker's answer for one unit, and what it read.
 pub(super) struct Processed {
@@ -154,7 +162,18 @@ impl Units<'_> {
                     }
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
-                    return failed(format!("cannot read {}: {e}", f.display()), Vec::new());
+                    // Recorded with its files' metadata (itself bounded), so
+                    // it is not read again until they change.
+                    let (files, deadline) = (w.src.files.clone(), self.deadline);
+                    let stat = helper
+                        .run(deadline.min(Duration::from_secs(5)), move || {
+                            files
+                                .iter()
+                                .filter_map(|f| stat_only(f, generation))
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    return failed(format!("cannot read {}: {e}", f.display()), stat);
                 }
                 Err(e) => {
                     let stat = w
@@ -253,7 +272,7 @@ impl Units<'_> {
             Err(HelperError::TimedOut) => Err(std::io::Error::new(
                 std::io::ErrorKind::TimedOut,
                 format!(
-                    "did not answer within {} s (a stalled file?)",
+                    "{NOT_ANSWERING} {} s (a stalled file?)",
                     self.deadline.as_secs_f64()
                 ),
             )),
