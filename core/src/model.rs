@@ -39,11 +39,14 @@ pub enum Source {
     /// Qwen Code.
     #[serde(rename = "qwen")]
     Qwen,
+    /// OpenCode (sst/opencode, now anomalyco/opencode).
+    #[serde(rename = "opencode")]
+    OpenCode,
 }
 
 impl Source {
     /// All sources, in their canonical order.
-    pub const ALL: [Source; 9] = [
+    pub const ALL: [Source; 10] = [
         Source::ClaudeCode,
         Source::Codex,
         Source::Kimi,
@@ -53,10 +56,11 @@ impl Source {
         Source::Gemini,
         Source::Copilot,
         Source::Qwen,
+        Source::OpenCode,
     ];
 
     /// The canonical id (`claude-code`, `codex`, `kimi`, `pi`, `intendant`,
-    /// `dsh`, `gemini`, `copilot`, `qwen`).
+    /// `dsh`, `gemini`, `copilot`, `qwen`, `opencode`).
     pub fn as_str(self) -> &'static str {
         match self {
             Source::ClaudeCode => "claude-code",
@@ -68,6 +72,7 @@ impl Source {
             Source::Gemini => "gemini",
             Source::Copilot => "copilot",
             Source::Qwen => "qwen",
+            Source::OpenCode => "opencode",
         }
     }
 
@@ -84,12 +89,13 @@ impl Source {
             Source::Gemini => "Gemini CLI",
             Source::Copilot => "Copilot CLI",
             Source::Qwen => "Qwen Code",
+            Source::OpenCode => "OpenCode",
         }
     }
 
     /// Parses a canonical id or one of the accepted aliases (`claude`, `cc`,
     /// `kimi-code`, `pi-coding-agent`, `deepseek-harness`, `gemini-cli`,
-    /// `copilot-cli`, `github-copilot`, `qwen-code`), ASCII
+    /// `copilot-cli`, `github-copilot`, `qwen-code`, `open-code`), ASCII
     /// case-insensitively, with a space accepted for each `-` (`claude code`,
     /// `kimi code`, `pi coding agent`, `DeepSeek Harness`, `Gemini CLI`,
     /// `GitHub Copilot CLI`, `Qwen Code`).
@@ -105,6 +111,7 @@ impl Source {
             "gemini" | "gemini-cli" => Source::Gemini,
             "copilot" | "copilot-cli" | "github-copilot" | "github-copilot-cli" => Source::Copilot,
             "qwen" | "qwen-code" => Source::Qwen,
+            "opencode" | "open-code" => Source::OpenCode,
             _ => return None,
         })
     }

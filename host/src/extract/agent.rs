@@ -35,9 +35,20 @@ pub(crate) trait Agent {
     /// The extraction state a checkpoint carries.
     type Resume: Clone + Serialize + DeserializeOwned;
 
+    /// Whether the root may be one regular file (a database named by the
+    /// agent's variable) rather than a directory.
+    const FILE_ROOT: bool = false;
+
     /// The root: `env` (the value of [`Agent::ENV`]) when set, else the
     /// default under `home`.
     fn root(home: &Path, env: Option<PathBuf>) -> PathBuf;
+
+    /// The root from any variables of the environment (`var` gives a set,
+    /// non-empty one): [`Agent::root`] of [`Agent::ENV`] unless the agent
+    /// reads more than one (OpenCode: `OPENCODE_DB`, `XDG_DATA_HOME`).
+    fn root_with(home: &Path, var: &dyn Fn(&str) -> Option<PathBuf>) -> PathBuf {
+        Self::root(home, var(Self::ENV))
+    }
 
     /// Every session unit under `root`.
     fn discover(root: &Path) -> Vec<SessionSource>;
@@ -69,6 +80,9 @@ pub(crate) type Erased = Outcome<Value>;
 /// [`Agent::resume`] from a serialized state.
 pub(crate) type ResumeFn = fn(&mut Call, &[Fed], &Value) -> Result<Option<Erased>, ExtractError>;
 
+/// [`Agent::root_with`].
+pub(crate) type RootFn = fn(&Path, &dyn Fn(&str) -> Option<PathBuf>) -> PathBuf;
+
 /// One row of the registry: an [`Agent`] as plain function pointers.
 pub(crate) struct Entry {
     /// [`Agent::ID`].
@@ -79,8 +93,10 @@ pub(crate) struct Entry {
     pub env: &'static str,
     /// [`Agent::SCOPE`].
     pub scope: Option<&'static [&'static str]>,
-    /// [`Agent::root`].
-    pub root: fn(&Path, Option<PathBuf>) -> PathBuf,
+    /// [`Agent::FILE_ROOT`].
+    pub file_root: bool,
+    /// [`Agent::root_with`].
+    pub root: RootFn,
     /// [`Agent::discover`].
     pub discover: fn(&Path) -> Vec<SessionSource>,
     /// [`Agent::reads`].
@@ -101,7 +117,8 @@ pub(crate) const fn entry<A: Agent>() -> Entry {
         source: A::SOURCE,
         env: A::ENV,
         scope: A::SCOPE,
-        root: A::root,
+        file_root: A::FILE_ROOT,
+        root: A::root_with,
         discover: A::discover,
         reads: A::reads,
         scratch: scratch::<A>,

@@ -455,3 +455,22 @@ pub fn secondary_file(path: &Path) -> bool {
 pub fn take_irregular() -> Vec<String> {
     IRREGULAR.with(|v| std::mem::take(&mut *v.borrow_mut()))
 }
+
+thread_local! {
+    /// Session databases discovery could not read on this thread (see
+    /// [`note_unreadable_store`]), until [`take_unreadable_stores`].
+    static UNREADABLE_STORES: std::cell::RefCell<Vec<(std::path::PathBuf, String)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Notes that discovery could not read session database `path` (locked,
+/// corrupt, not a database): its sessions are kept as they are, and the
+/// sweep reports the database as a degraded root.
+pub fn note_unreadable_store(path: &Path, reason: String) {
+    UNREADABLE_STORES.with(|v| v.borrow_mut().push((path.to_path_buf(), reason)));
+}
+
+/// The databases discovery could not read on this thread since the last call.
+pub fn take_unreadable_stores() -> Vec<(std::path::PathBuf, String)> {
+    UNREADABLE_STORES.with(|v| std::mem::take(&mut *v.borrow_mut()))
+}

@@ -20,7 +20,9 @@ pub mod intendant;
 pub mod json;
 pub mod kimi;
 pub mod lenient;
+pub mod member;
 pub mod open;
+pub mod opencode;
 pub mod pi;
 pub mod qwen;
 pub mod resume;
@@ -47,6 +49,7 @@ pub(crate) const AGENTS: &[Entry] = &[
     entry::<gemini::Gemini>(),
     entry::<copilot::Copilot>(),
     entry::<qwen::Qwen>(),
+    entry::<opencode::OpenCode>(),
 ];
 
 /// The agents of the registry by name (`Claude Code, Codex, …`), each
@@ -95,7 +98,7 @@ pub fn resume_command(id: &str, meta: &SessionMeta, subagent: bool) -> Option<St
 
 /// Where each agent's transcripts live, by registry id (`claude`, `codex`,
 /// `kimi_code`, `kimi_legacy`, `pi`, `intendant`, `dsh`, `gemini`,
-/// `copilot`, `qwen`); an agent without
+/// `copilot`, `qwen`, `opencode`); an agent without
 /// an entry is not configured.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Roots(BTreeMap<String, PathBuf>);
@@ -104,14 +107,15 @@ impl Roots {
     /// Every agent's root relative to `home`, overridden by its env
     /// variable (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`, `KIMI_CODE_HOME`,
     /// `KIMI_SHARE_DIR`, `PI_CODING_AGENT_DIR`, `INTENDANT_HOME`, `DSH_HOME`,
-    /// `GEMINI_CLI_HOME`, `COPILOT_HOME`, `QWEN_HOME`)
+    /// `GEMINI_CLI_HOME`, `COPILOT_HOME`, `QWEN_HOME`, `OPENCODE_DB` with
+    /// `XDG_DATA_HOME`)
     /// as read by `env` (pass `|k| std::env::var_os(k)` at the binary's edge).
     pub fn resolve(home: &Path, env: impl Fn(&str) -> Option<std::ffi::OsString>) -> Roots {
         let var = |k: &str| env(k).filter(|v| !v.is_empty()).map(PathBuf::from);
         Roots(
             AGENTS
                 .iter()
-                .map(|a| (a.id.to_string(), (a.root)(home, var(a.env))))
+                .map(|a| (a.id.to_string(), (a.root)(home, &var)))
                 .collect(),
         )
     }
@@ -153,6 +157,11 @@ impl Roots {
                 (a.source, p.to_path_buf(), one)
             })
             .collect()
+    }
+
+    /// Whether agent `source`'s root may be one regular file (a database).
+    pub fn file_root(source: Source) -> bool {
+        AGENTS.iter().any(|a| a.source == source && a.file_root)
     }
 
     /// Every configured root, with its source (for status and degraded-root reports).

@@ -7,7 +7,13 @@
 //! decided from one `stat` without reading. Otherwise the two hashed spans
 //! are read again: if they still hash the same and the file did not shrink
 //! below the offset, it was Appended; else it was Rewritten.
+//!
+//! A member path (one session of a database file, `extract::member`) has
+//! the database's identity and nothing read: it is Unchanged while the
+//! database is the same file, and the unit's discovery context (the
+//! session's own update time) tells whether the session changed.
 
+use crate::extract::member;
 use crate::extract::open::open_regular;
 use recall_core::model::FileCursor;
 use sha2::{Digest, Sha256};
@@ -69,8 +75,28 @@ fn last_line_end(f: &mut File, len: u64) -> io::Result<u64> {
     Ok(0)
 }
 
+/// The cursor of member path `path` of database `db`: the database's
+/// identity, no length, time or spans (see the module doc).
+fn member_cursor(path: &Path, db: &Path, generation: u32) -> io::Result<FileCursor> {
+    let m = fs::metadata(db)?;
+    Ok(FileCursor {
+        path: path.to_string_lossy().into_owned(),
+        dev: m.dev(),
+        ino: m.ino(),
+        len: 0,
+        mtime_ns: 0,
+        offset: 0,
+        head_sha: String::new(),
+        tail_sha: String::new(),
+        generation,
+    })
+}
+
 /// Takes a cursor of `path` as it is now.
 pub fn capture(path: &Path, generation: u32) -> io::Result<FileCursor> {
+    if let Some((db, _)) = member::split(path) {
+        return member_cursor(path, db, generation);
+    }
     let mut f = open_regular(path)?;
     let m = f.metadata()?;
     let len = m.len();
@@ -101,6 +127,9 @@ pub fn capture(path: &Path, generation: u32) -> io::Result<FileCursor> {
 /// opened, e.g. a FIFO), so the failure is retried only when the file
 /// changes. Its spans are empty: any change classifies it Rewritten.
 pub fn stat_only(path: &Path, generation: u32) -> Option<FileCursor> {
+    if let Some((db, _)) = member::split(path) {
+        return member_cursor(path, db, generation).ok();
+    }
     let m = fs::metadata(path).ok()?;
     Some(FileCursor {
         path: path.to_string_lossy().into_owned(),
@@ -115,10 +144,25 @@ pub fn stat_only(path: &Path, generation: u32) -> Option<FileCursor> {
     })
 }
 
+/// Classifies member path `path` (its parent is not a directory): Gone
+/// with its database, Rewritten when the database is another file now,
+/// else Unchanged (the context says whether the session moved).
+fn classify_member(path: &Path, old: &FileCursor) -> Change {
+    let Some((db, _)) = member::split(path) else {
+        return Change::Gone;
+    };
+    match fs::metadata(db) {
+        Ok(m) if m.dev() == old.dev && m.ino() == old.ino => Change::Unchanged,
+        Ok(_) => Change::Rewritten,
+        Err(_) => Change::Gone,
+    }
+}
+
 /// Classifies `path` against its previous cursor.
 pub fn classify(path: &Path, old: &FileCursor) -> Change {
     let m = match fs::metadata(path) {
         Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotADirectory => return classify_member(path, old),
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Change::Gone,
         Err(_) => return Change::Rewritten,
     };
@@ -197,5 +241,26 @@ mod tests {
         fs::rename(&q, &p).unwrap();
         assert_eq!(classify(&p, &c), Change::Rewritten);
         let _ = fs::remove_dir_all(p.parent().unwrap());
+    }
+
+    #[test]
+    fn a_member_path_follows_its_database_file() {
+        let db = tmpfile("opencode.db");
+        fs::write(&db, b"one").unwrap();
+        let m = member::path(&db, "ses_a").unwrap();
+        let c = capture(&m, 0).unwrap();
+        assert_eq!((c.len, c.offset, c.mtime_ns), (0, 0, 0));
+        assert_eq!(stat_only(&m, 0).as_ref(), Some(&c));
+        // Written in place: the member is unchanged (its context says more).
+        fs::write(&db, b"one and more").unwrap();
+        assert_eq!(classify(&m, &c), Change::Unchanged);
+        // Another file in its place.
+        let q = db.with_extension("new");
+        fs::write(&q, b"x").unwrap();
+        fs::rename(&q, &db).unwrap();
+        assert_eq!(classify(&m, &c), Change::Rewritten);
+        fs::remove_file(&db).unwrap();
+        assert_eq!(classify(&m, &c), Change::Gone);
+        let _ = fs::remove_dir_all(db.parent().unwrap());
     }
 }

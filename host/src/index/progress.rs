@@ -41,6 +41,17 @@ impl RootProblem {
         };
         Some((reason, e.to_string()))
     }
+
+    /// What keeps agent `source`'s root from being read: [`RootProblem::of`],
+    /// except that a regular file is a root of an agent whose root may be
+    /// its database file (`Agent::FILE_ROOT`).
+    pub fn of_root(source: Source, root: &std::path::Path) -> Option<(RootProblem, String)> {
+        let file = std::fs::metadata(root).is_ok_and(|m| m.is_file());
+        if file && crate::extract::Roots::file_root(source) {
+            return None;
+        }
+        RootProblem::of(root)
+    }
 }
 
 /// A root that exists but could not be listed.
@@ -59,7 +70,7 @@ pub struct DegradedRoot {
 impl DegradedRoot {
     /// The problem with `dir`, if it exists and cannot be listed.
     pub fn check(source: Source, dir: &std::path::Path) -> Option<DegradedRoot> {
-        let (reason, message) = RootProblem::of(dir)?;
+        let (reason, message) = RootProblem::of_root(source, dir)?;
         Some(DegradedRoot::new(source, dir, reason, message))
     }
 

@@ -74,8 +74,9 @@ fn irregular_index_files(root: &Path) -> Vec<String> {
 
 /// One root's answer.
 enum Answer {
-    /// Listed and walked, with its irregular index files.
-    Units(Vec<SessionSource>, Vec<String>),
+    /// Listed and walked, with its irregular index files and the
+    /// databases in it that could not be read (`path`, reason).
+    Units(Vec<SessionSource>, Vec<String>, Vec<(PathBuf, String)>),
     /// Exists but cannot be listed (nothing of it is indexed).
     Unlistable(RootProblem, String),
 }
@@ -129,21 +130,32 @@ pub fn discover(opts: &IndexOptions) -> Discovery {
         if let Some(h) = &hook {
             (h.0)(root);
         }
-        if let Some((problem, message)) = RootProblem::of(root) {
+        let source = one.all().first().map(|(s, _)| *s);
+        let problem = source.and_then(|s| RootProblem::of_root(s, root));
+        if let Some((problem, message)) = problem {
             Answer::Unlistable(problem, message)
         } else {
             let units = extract::discover(one);
             let mut skipped = irregular_index_files(root);
             skipped.extend(extract::common::take_irregular());
-            Answer::Units(units, skipped)
+            Answer::Units(units, skipped, extract::common::take_unreadable_stores())
         }
     });
     let mut found = Discovery::default();
     for (source, path, answer) in answers {
         match answer {
-            Some(Answer::Units(u, skipped)) => {
+            Some(Answer::Units(u, skipped, stores)) => {
                 found.units.extend(u);
                 found.skipped_files.extend(skipped);
+                // A database that cannot be read now (locked, corrupt): a
+                // degraded root whose sessions are kept as they are.
+                for (db, message) in stores {
+                    let problem = RootProblem::Unreadable;
+                    found
+                        .degraded
+                        .push(DegradedRoot::new(source, &db, problem, message));
+                    found.stalled.push(db);
+                }
             }
             Some(Answer::Unlistable(problem, message)) => found
                 .degraded
@@ -162,16 +174,17 @@ pub fn discover(opts: &IndexOptions) -> Discovery {
 /// Roots that exist but cannot be listed or did not answer within
 /// `deadline` (status, without a discovery).
 pub fn degraded(roots: &Roots, deadline: Duration) -> Vec<DegradedRoot> {
-    per_root(roots, deadline, |_, root| RootProblem::of(root))
-        .into_iter()
-        .filter_map(|(source, path, a)| match a {
-            Some(None) => None,
-            Some(Some((problem, message))) => {
-                Some(DegradedRoot::new(source, &path, problem, message))
-            }
-            None => Some(not_answering(source, &path, deadline)),
-        })
-        .collect()
+    per_root(roots, deadline, |one, root| {
+        let source = one.all().first().map(|(s, _)| *s)?;
+        RootProblem::of_root(source, root)
+    })
+    .into_iter()
+    .filter_map(|(source, path, a)| match a {
+        Some(None) => None,
+        Some(Some((problem, message))) => Some(DegradedRoot::new(source, &path, problem, message)),
+        None => Some(not_answering(source, &path, deadline)),
+    })
+    .collect()
 }
 
 /// A root whose listing did not answer within `deadline`.

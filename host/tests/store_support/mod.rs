@@ -160,6 +160,11 @@ pub fn recall_with_retention(home: &Path) -> Command {
         "PI_CODING_AGENT_DIR",
         "INTENDANT_HOME",
         "DSH_HOME",
+        "GEMINI_CLI_HOME",
+        "COPILOT_HOME",
+        "QWEN_HOME",
+        "OPENCODE_DB",
+        "XDG_DATA_HOME",
         "NO_COLOR",
         "RECALL_TOKEN",
     ] {

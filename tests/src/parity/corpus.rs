@@ -209,6 +209,7 @@ fn resume_command(source: Source, id: &str) -> Option<String> {
         Source::Gemini => Some(format!("gemini --resume {id}")),
         Source::Copilot => Some(format!("copilot --resume {id}")),
         Source::Qwen => Some(format!("qwen --resume {id}")),
+        Source::OpenCode => Some(format!("opencode --session {id}")),
     }
 }
 

@@ -23,6 +23,7 @@ pub fn source_spellings(s: Source) -> &'static [&'static str] {
             "github-copilot-cli",
         ],
         Source::Qwen => &["qwen", "qwen-code"],
+        Source::OpenCode => &["opencode", "open-code"],
     }
 }
 
