@@ -65,6 +65,9 @@ seed() {
     extract_gemini)
       cp "$root/host/tests/fixtures/next-agents/gemini-replay.jsonl" "$dir/"
       return 0 ;;
+    extract_opencode)
+      cp "$root/host/tests/fixtures/opencode/opencode.sql" "$dir/"
+      return 0 ;;
     extract_intendant)
       generated
       find "$gen/int/home/.intendant" -name session.jsonl -size -256k 2>/dev/null | head -40 |

@@ -91,6 +91,13 @@ const NEXT_SEEDS: [(&str, &[u8]); 3] = [
     ),
 ];
 
+/// The OpenCode seed: the fixture database as SQL (`extract_opencode`),
+/// written as `opencode.db` of the fuzz home.
+const OPENCODE_SEED: &str = include_str!("../tests/fixtures/opencode/opencode.sql");
+
+/// Where the fuzz home's OpenCode database is.
+const OPENCODE_DB: &str = ".local/share/opencode/opencode.db";
+
 /// Writes the sessions of the agents the demo home does not hold into
 /// `dir` (a home), beside the demo's.
 pub fn write_next_seeds(dir: &std::path::Path) -> std::io::Result<()> {
@@ -101,7 +108,27 @@ pub fn write_next_seeds(dir: &std::path::Path) -> std::io::Result<()> {
         }
         std::fs::write(p, bytes)?;
     }
-    Ok(())
+    let db = dir.join(OPENCODE_DB);
+    if let Some(parent) = db.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    let _ = std::fs::remove_file(&db);
+    extract::opencode::db::write_from_sql(&db, OPENCODE_SEED)
+}
+
+/// The SQLite file header: such bytes are written as the database itself.
+const SQLITE_MAGIC: &[u8] = b"SQLite format 3\0";
+
+/// `bytes` as OpenCode's database: a database file as it is, anything
+/// else as the SQL that writes a fresh one (a hostile schema, rows whose
+/// `data` is anything); a script that fails part-way leaves what it wrote.
+fn write_opencode_db(db: &std::path::Path, bytes: &[u8]) {
+    let _ = std::fs::remove_file(db);
+    if bytes.starts_with(SQLITE_MAGIC) {
+        let _ = std::fs::write(db, bytes);
+    } else {
+        let _ = extract::opencode::db::write_from_sql(db, &String::from_utf8_lossy(bytes));
+    }
 }
 
 fn units() -> Vec<SessionSource> {
@@ -120,7 +147,7 @@ pub fn has_unit(source: Source) -> bool {
 }
 
 /// Sources in the order [`extract`]'s selector byte picks them.
-pub const SOURCES: [Source; 9] = [
+pub const SOURCES: [Source; 10] = [
     Source::ClaudeCode,
     Source::Codex,
     Source::Kimi,
@@ -130,6 +157,7 @@ pub const SOURCES: [Source; 9] = [
     Source::Gemini,
     Source::Copilot,
     Source::Qwen,
+    Source::OpenCode,
 ];
 
 /// The zstd frame magic (DSH sessions are `.jsonl.zstd`).
@@ -154,13 +182,21 @@ pub fn extract(source: Source, bytes: &[u8]) {
     let Some(main) = unit.files.first() else {
         return;
     };
+    // An OpenCode session is a member of its database: the bytes are the
+    // database (or the SQL that writes it).
+    let db = extract::member::split(main).map(|(db, _)| db.to_path_buf());
+    let main = db.as_ref().unwrap_or(main);
     // A fresh original for every input: the previous one was overwritten.
     let original = std::fs::read(main).ok();
-    let Some(bytes) = main_file_bytes(source, bytes) else {
-        return;
-    };
-    if std::fs::write(main, bytes).is_err() {
-        return;
+    if let Some(db) = &db {
+        write_opencode_db(db, bytes);
+    } else {
+        let Some(bytes) = main_file_bytes(source, bytes) else {
+            return;
+        };
+        if std::fs::write(main, bytes).is_err() {
+            return;
+        }
     }
     for u in units() {
         let full = extract::extract(&u);
@@ -590,7 +626,8 @@ pub fn ledger(bytes: &[u8]) {
 /// Valid inputs of the targets whose inputs are built from the demo (the
 /// seeds of their stable proptest equivalents): `segment`,
 /// `report_payload`, `extract_dsh` (the demo session, decompressed),
-/// `extract_gemini`, `extract_copilot`, `extract_qwen` (their seed files).
+/// `extract_gemini`, `extract_copilot`, `extract_qwen`, `extract_opencode`
+/// (their seed files; OpenCode's is SQL).
 pub fn demo_seed(target: &str) -> Vec<u8> {
     let demo = demo();
     match target {
@@ -609,6 +646,7 @@ pub fn demo_seed(target: &str) -> Vec<u8> {
         "extract_gemini" => NEXT_SEEDS[0].1.to_vec(),
         "extract_qwen" => NEXT_SEEDS[1].1.to_vec(),
         "extract_copilot" => NEXT_SEEDS[2].1.to_vec(),
+        "extract_opencode" => OPENCODE_SEED.as_bytes().to_vec(),
         _ => Vec::new(),
     }
 }

@@ -136,6 +136,8 @@ proptest! {
     #[test]
     fn extract_qwen(b in mutated(demo_seed("extract_qwen"))) { fuzzing::extract(Source::Qwen, &b); }
     #[test]
+    fn extract_opencode(b in mutated(demo_seed("extract_opencode"))) { fuzzing::extract(Source::OpenCode, &b); }
+    #[test]
     fn segment(b in mutated(demo_seed("segment"))) { fuzzing::segment(&b); }
     #[test]
     fn grams_sidecar(b in mutated(b"RCG\x02\0\0\0\x000123456789abcdef\x01\x02\x03")) { fuzzing::grams_sidecar(&b); }
