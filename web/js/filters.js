@@ -7,7 +7,7 @@
 //! answers (`noteHosts`) and stays hidden until an answer has one.
 
 /** The source ids, in their canonical order. */
-export const SOURCES = ['claude-code', 'codex', 'kimi', 'pi', 'intendant', 'dsh', 'gemini', 'copilot', 'qwen'];
+export const SOURCES = ['claude-code', 'codex', 'kimi', 'pi', 'intendant', 'dsh', 'gemini', 'copilot', 'qwen', 'opencode'];
 
 /** URL keys of the filters, in URL order. */
 const FILTER_KEYS = ['source', 'scope', 'role', 'since', 'until', 'cwd', 'branch', 'model', 'host', 'include_superseded', 'subagents', 'sort'];

@@ -37,6 +37,7 @@ const ENV = {
   gemini: 'GEMINI_CLI_HOME',
   copilot: 'COPILOT_HOME',
   qwen: 'QWEN_HOME',
+  opencode: 'OPENCODE_DB or XDG_DATA_HOME',
 };
 
 /** One row of the recent-sessions list or the metadata lane. */
