@@ -320,6 +320,21 @@ fn a_sweep_reads_again_only_the_session_that_moved() {
     let m = manifest(&home).unwrap();
     let c = &m.sessions[&format!("opencode:{C}")];
     assert_eq!(c.meta.messages, 3);
+
+    // Deep Search reads the rows themselves: the reasoning is there, as
+    // reasoning, in A's database session.
+    let out = run_ok(&home, &["grep", "--json", "-F", "pangolinreasoning"], 0);
+    let lines: Vec<Value> = out
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let hit = lines
+        .iter()
+        .find(|e| e.to_string().contains("pangolinreasoning socket"))
+        .unwrap_or_else(|| panic!("no deep hit: {out}"));
+    assert!(hit.to_string().contains("\"reasoning\""), "{hit}");
+    assert!(hit.to_string().contains(A), "{hit}");
+    assert!(!out.contains("left out"), "{out}");
 }
 
 #[test]

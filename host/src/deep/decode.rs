@@ -84,8 +84,13 @@ fn ids(v: &Value) -> Vec<String> {
     out
 }
 
-fn kind_of(field: &str) -> Kind {
+/// The kind of field `field` of record `v`: reasoning by the field's name,
+/// or by the record's own `type` (an OpenCode `reasoning` part's `text`).
+fn kind_of(v: &Value, field: &str) -> Kind {
     let f = field.to_ascii_lowercase();
+    if v.get("type").and_then(Value::as_str) == Some("reasoning") && field == "text" {
+        return Kind::Reasoning;
+    }
     if ["thinking", "reasoning", "thought"]
         .iter()
         .any(|w| f.contains(w))
@@ -149,7 +154,7 @@ pub fn line(raw: &[u8], m: &RegexMatcher) -> Decoded {
             return Decoded {
                 text,
                 highlights,
-                kind: kind_of(&path),
+                kind: kind_of(&v, &path),
                 field: Some(path),
                 ids: ids(&v),
             };

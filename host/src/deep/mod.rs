@@ -247,9 +247,11 @@ impl Roots {
         )
     }
 
-    /// Whether `path` (canonicalized) lies under one of the folders.
+    /// Whether `path` (canonicalized; a member path by its database) lies
+    /// under one of the folders.
     fn holds(&self, path: &Path) -> bool {
-        let Ok(real) = std::fs::canonicalize(path) else {
+        let file = crate::extract::member::split(path).map_or(path, |(db, _)| db);
+        let Ok(real) = std::fs::canonicalize(file) else {
             return false;
         };
         self.0.iter().any(|r| real.starts_with(r))

@@ -1,8 +1,10 @@
 //! One file of a deep search: opened as a regular file only (never
 //! blocking on a FIFO), `.zst` decoded as a stream, searched line by line
 //! with ripgrep's searcher, each matching line handed to the caller as it
-//! is found.
+//! is found. A database session (a member path) is searched as its rows,
+//! one JSON line each.
 
+use crate::extract::member;
 use crate::extract::open::open_regular;
 use grep_regex::RegexMatcher;
 use grep_searcher::{Searcher, SearcherBuilder, Sink, SinkMatch};
@@ -13,6 +15,9 @@ use std::path::Path;
 const HEAP_LIMIT: usize = 64 << 20;
 /// Decoded bytes read from one file at most (a decompression bomb stops here).
 const MAX_DECODED: u64 = 8 << 30;
+/// Bytes of one database session's rows held at most (they are searched in
+/// memory).
+const MAX_MEMBER: u64 = 256 << 20;
 
 /// How one file's scan went.
 #[derive(Debug, Default)]
@@ -64,6 +69,19 @@ pub fn file(
     on_line: &mut dyn FnMut(u64, u64, &[u8]) -> bool,
 ) -> Scanned {
     let mut out = Scanned::default();
+    // An OpenCode session is a member of its database: its rows as lines.
+    if let Some((db, id)) = member::split(path) {
+        match crate::extract::opencode::db::session_lines(db, id, MAX_MEMBER) {
+            Ok(lines) => {
+                out.bytes = lines.len() as u64;
+                let mut searcher = SearcherBuilder::new().line_number(true).build();
+                let r = searcher.search_slice(matcher, &lines, Lines { on_line });
+                out.error = r.err().map(|e| e.to_string());
+            }
+            Err(e) => out.error = Some(e.to_string()),
+        }
+        return out;
+    }
     let f = match open_regular(path) {
         Ok(f) => f,
         Err(e) => {

@@ -207,3 +207,35 @@ pub fn write_from_sql(path: &Path, sql: &str) -> io::Result<()> {
     conn.execute_batch(sql).map_err(other)?;
     conn.close().map_err(|(_, e)| other(e))
 }
+
+/// Session `id` of `db` as JSON lines for Deep Search: each message's and
+/// each part's `data`, in order, with its row id as `id` (the locator of
+/// an indexed record is its part id), at most `max` bytes (`Err` past it).
+pub fn session_lines(db: &Path, id: &str, max: u64) -> io::Result<Vec<u8>> {
+    let mut reading = Reading::default();
+    let Some((_, messages)) = load(db, id, &mut reading)? else {
+        return Err(io::Error::new(io::ErrorKind::NotFound, "no such session"));
+    };
+    let mut out = Vec::new();
+    let mut put = |rid: &str, data: &serde_json::Value| -> io::Result<()> {
+        let mut v = data.clone();
+        if let Some(o) = v.as_object_mut() {
+            o.insert("id".into(), serde_json::Value::String(rid.to_string()));
+        }
+        serde_json::to_writer(&mut out, &v)?;
+        out.push(b'\n');
+        if out.len() as u64 > max {
+            return Err(io::Error::other(format!(
+                "the session is larger than {max} bytes"
+            )));
+        }
+        Ok(())
+    };
+    for m in &messages {
+        put(&m.id, &m.data)?;
+        for (pid, p) in &m.parts {
+            put(pid, p)?;
+        }
+    }
+    Ok(out)
+}
