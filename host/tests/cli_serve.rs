@@ -57,7 +57,9 @@ fn an_empty_machine_gets_the_demo_home_unless_no_demo() {
     let mut list = Vec::new();
     for _ in 0..100 {
         list = sessions(addr);
-        if list.iter().any(|s| s["source"] == "dsh") && list.len() >= 6 {
+        let seen: std::collections::BTreeSet<&str> =
+            list.iter().filter_map(|s| s["source"].as_str()).collect();
+        if seen.len() == recall_core::model::Source::ALL.len() {
             break;
         }
         std::thread::sleep(std::time::Duration::from_millis(100));
@@ -68,7 +70,18 @@ fn an_empty_machine_gets_the_demo_home_unless_no_demo() {
         list.iter().filter_map(|s| s["source"].as_str()).collect();
     assert_eq!(
         sources.into_iter().collect::<Vec<_>>(),
-        ["claude-code", "codex", "dsh", "intendant", "kimi", "pi"],
+        [
+            "claude-code",
+            "codex",
+            "copilot",
+            "dsh",
+            "gemini",
+            "intendant",
+            "kimi",
+            "opencode",
+            "pi",
+            "qwen"
+        ],
         "every agent's demo sessions are served"
     );
     assert!(

@@ -79,11 +79,19 @@ fn sessions_are_found_by_title_cwd_and_branch_with_the_search_folding() {
     // Every term must match, each in the title, cwd or branch.
     let v = json(&d, &format!("/api/sessions?q={}", enc("tidewatch release")));
     assert_eq!(keys(&v), ["Release v0.2.0"]);
-    assert_eq!(json(&d, "/api/sessions?q=tidewatch")["total"], 8, "the cwd");
+    assert_eq!(
+        json(&d, "/api/sessions?q=tidewatch")["total"],
+        12,
+        "the cwd"
+    );
     let v = json(&d, "/api/sessions?q=nothing-like-this");
     assert_eq!(v["total"], 0);
     // The branch filter is exact.
-    assert_eq!(json(&d, "/api/sessions?branch=main")["total"], 4);
+    assert_eq!(
+        json(&d, "/api/sessions?branch=main")["total"],
+        5,
+        "Claude's, Codex's, Copilot's"
+    );
     assert_eq!(json(&d, "/api/sessions?branch=mai")["total"], 0);
     // A cursor belongs to its query.
     let p1 = json(&d, "/api/sessions?q=tidewatch&limit=2");
@@ -99,7 +107,7 @@ fn session_facets_count_projects_and_activity_per_day_and_source() {
     assert_eq!(v["sessions"].as_array().unwrap().len(), 1);
     assert_eq!(
         v["projects"],
-        serde_json::json!([{"cwd": "/home/demo/code/tidewatch", "sessions": 8, "newest_ms": 1792913760000_i64}])
+        serde_json::json!([{"cwd": "/home/demo/code/tidewatch", "sessions": 12, "newest_ms": 1792913760000_i64}])
     );
     let activity = v["activity"].as_array().unwrap();
     let sessions: u64 = activity
@@ -110,8 +118,10 @@ fn session_facets_count_projects_and_activity_per_day_and_source() {
         .iter()
         .map(|a| a["messages"].as_u64().unwrap())
         .sum();
-    assert_eq!(sessions, 8);
-    assert_eq!(messages, 4 + 5 + 6 + 2 + 4 + 5 + 9 + 3);
+    assert_eq!(sessions, 12);
+    // The eight sessions of the first six agents, then Gemini, Copilot,
+    // Qwen and OpenCode.
+    assert_eq!(messages, 4 + 5 + 6 + 2 + 4 + 5 + 9 + 3 + 2 + 2 + 2 + 4);
     let days: Vec<&str> = activity
         .iter()
         .map(|a| a["day"].as_str().unwrap())

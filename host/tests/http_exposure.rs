@@ -335,7 +335,10 @@ fn a_session_whose_files_are_gone_is_missing_and_offers_no_resume() {
     let key = victim["session_key"].as_str().expect("key");
     let d = get(s.addr(), &format!("/api/session/{}", enc(key)), &[]).json();
     for p in d["session"]["paths"].as_array().expect("paths") {
-        let _ = std::fs::remove_file(p.as_str().expect("path"));
+        let p = std::path::Path::new(p.as_str().expect("path"));
+        // A database session (OpenCode) goes with its database.
+        let file = recall_host::extract::member::split(p).map_or(p, |(db, _)| db);
+        let _ = std::fs::remove_file(file);
     }
     indexer.sweep().expect("sweep");
     let after = search();

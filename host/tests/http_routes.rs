@@ -97,7 +97,7 @@ fn sessions_list_filters_and_pages() {
     let all = d.get("/api/sessions");
     assert_eq!(all.status, 200);
     let all = all.json();
-    assert_eq!(all["total"], 8);
+    assert_eq!(all["total"], 12);
     golden("sessions", &normalized(&d, all.clone()));
     let count = |q: &str| {
         d.get(&format!("/api/sessions?{q}")).json()["total"]
@@ -106,7 +106,7 @@ fn sessions_list_filters_and_pages() {
     };
     assert_eq!(count("source=codex"), 2);
     assert_eq!(count("source=claude,pi"), 3);
-    assert_eq!(count("cwd=/home/demo/code"), 8);
+    assert_eq!(count("cwd=/home/demo/code"), 12);
     assert_eq!(count("source=dsh"), 1);
     assert_eq!(count("source=deepseek-harness,kimi%20code"), 2);
     assert_eq!(
@@ -114,7 +114,7 @@ fn sessions_list_filters_and_pages() {
         0,
         "cwd compares whole components"
     );
-    assert_eq!(count("parent=none"), 7);
+    assert_eq!(count("parent=none"), 11);
     let parent = key_of(&d, "codex", "next command");
     let kids = d
         .get(&format!("/api/sessions?parent={}", enc(&parent)))
@@ -124,10 +124,10 @@ fn sessions_list_filters_and_pages() {
     assert_eq!(count(&format!("since={}", http_support::NOW)), 0);
     assert_eq!(count("until=2000-01-01T00:00:00Z"), 0);
     // Newest first, and a cursor walks the rest.
-    let p1 = d.get("/api/sessions?limit=4").json();
+    let p1 = d.get("/api/sessions?limit=6").json();
     let cursor = p1["cursor"].as_str().expect("a second page").to_string();
     let p2 = d
-        .get(&format!("/api/sessions?limit=4&cursor={cursor}"))
+        .get(&format!("/api/sessions?limit=6&cursor={cursor}"))
         .json();
     assert!(p2["cursor"].is_null());
     let keys: Vec<&str> = p1["sessions"]

@@ -117,7 +117,7 @@ test('filters narrow the search and match the API', { timeout: 120_000 }, async 
   await page.uncheck('input[name="src-pi"]');
   await page.uncheck('input[name="src-intendant"]');
   await page.uncheck('input[name="src-dsh"]');
-  for (const s of ['gemini', 'copilot', 'qwen']) await page.uncheck(`input[name="src-${s}"]`);
+  for (const s of ['gemini', 'copilot', 'qwen', 'opencode']) await page.uncheck(`input[name="src-${s}"]`);
   await waitResults(page);
   let cards = await cardsOf(page);
   assert.ok(cards.length > 0);

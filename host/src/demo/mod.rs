@@ -9,6 +9,7 @@ mod codex;
 mod dsh;
 mod intendant;
 mod kimi;
+mod next;
 mod pi;
 
 use serde_json::Value;
@@ -52,6 +53,10 @@ pub fn write_at(dir: &Path, now_ms: i64) -> io::Result<Written> {
         ".pi",
         ".intendant",
         ".dsh",
+        ".gemini",
+        ".copilot",
+        ".qwen",
+        ".local/share/opencode",
     ] {
         let p = dir.join(agent);
         if p.is_dir() {
@@ -63,9 +68,13 @@ pub fn write_at(dir: &Path, now_ms: i64) -> io::Result<Written> {
     let day = 86_400_000;
     let start = now_ms - now_ms % 60_000 - 9 * day;
     claude::write(&mut home, start)?;
+    next::gemini(&mut home, start + day)?;
     codex::write(&mut home, start + 2 * day)?;
+    next::copilot(&mut home, start + 3 * day)?;
+    next::opencode(&mut home, start + 3 * day + day / 2)?;
     kimi::write(&mut home, start + 4 * day)?;
     pi::write(&mut home, start + 5 * day)?;
+    next::qwen(&mut home, start + 6 * day)?;
     intendant::write(&mut home, start + 7 * day)?;
     dsh::write(&mut home, start + 8 * day)?;
     Ok(Written {
@@ -210,6 +219,35 @@ mod tests {
             out,
             r#"{"type":"message","a":[{"type":"text","text":"x"}]}"#
         );
+    }
+
+    #[test]
+    fn every_agent_has_a_demo_session() {
+        use crate::extract::{discover, extract, Roots};
+        let dir = std::env::temp_dir().join(format!("recall-demo-all-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        let w = write_at(&dir, 1_793_000_000_000).unwrap();
+        let mut found = std::collections::BTreeSet::new();
+        let mut sessions = 0;
+        for u in discover(&Roots::resolve(&dir, |_| None)) {
+            if let Some(x) = extract(&u).unwrap() {
+                assert_eq!(x.meta.cwd.as_deref(), Some(CWD), "{:?}", x.meta);
+                assert!(
+                    x.meta.title.is_some() && x.meta.messages >= 2,
+                    "{:?}",
+                    x.meta
+                );
+                found.insert(x.meta.source.as_str());
+                sessions += 1;
+            }
+        }
+        let all: std::collections::BTreeSet<&str> = recall_core::model::Source::ALL
+            .iter()
+            .map(|s| s.as_str())
+            .collect();
+        assert_eq!(found, all);
+        assert_eq!(sessions, w.sessions);
+        let _ = fs::remove_dir_all(&dir);
     }
 
     #[test]
