@@ -4,8 +4,10 @@
 //! Each request also carries what it must find, so the comparison cannot
 //! pass on empty answers.
 
+use recall_core::model::Source;
+use recall_tests::parity::agents;
 use recall_tests::parity::corpus::{self, Corpus};
-use recall_tests::parity::requests::{self, Expect};
+use recall_tests::parity::requests::{self, Expect, Probe};
 use recall_tests::parity::run::{run, Sides};
 use recall_tests::parity::segmented;
 use recall_tests::parity::shipped_wasm;
@@ -39,9 +41,11 @@ fn native_and_wasm_agree_byte_for_byte() {
         probes.len()
     );
 
+    let per_source = coverage(&corpus, &probes);
+
     let mut sides = Sides::load(&corpus, &shipped_wasm()).unwrap_or_else(|e| panic!("{e}"));
     let out = run(&mut sides, &probes).unwrap_or_else(|e| panic!("{e}"));
-    eprintln!("parity: {out}");
+    eprintln!("parity: {out}requests that must find a session, per source (under a source filter): {per_source}");
     assert!(out.is_clean(), "{out}");
     assert!(
         out.with_hits * 2 >= out.probes,
@@ -72,6 +76,66 @@ fn native_and_wasm_agree_byte_for_byte() {
         .collect();
     let out = run(&mut sides, &wrong).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(out.failures.len(), wrong.len(), "{out}");
+}
+
+/// The session key a probe must find, if any.
+fn target(p: &Probe) -> Option<&str> {
+    match &p.expect {
+        Expect::OnlyRecord(k) | Expect::OnlySession(k) | Expect::Includes(k) => Some(k),
+        _ => None,
+    }
+}
+
+/// Every source has sessions in the corpus — corpus-gen's from its truth,
+/// the others from `tests/fixtures/parity-agents.json` — and enough requests
+/// must find one of them, some under a `source=` filter: a source without
+/// either fails here. Returns the counts, for the log.
+fn coverage(corpus: &Corpus, probes: &[Probe]) -> String {
+    let agents = agents::table().unwrap_or_else(|e| panic!("{e}"));
+    let mut counts = Vec::new();
+    for src in Source::ALL {
+        let sessions: Vec<&str> = corpus
+            .facts
+            .sessions
+            .iter()
+            .filter(|s| s.source == src)
+            .map(|s| s.key.as_str())
+            .collect();
+        assert!(
+            !sessions.is_empty(),
+            "no {} session in the parity corpus (corpus-gen does not write it and tests/fixtures/parity-agents.json has no line for it)",
+            src.as_str()
+        );
+        let hitting: Vec<&Probe> = probes
+            .iter()
+            .filter(|p| target(p).is_some_and(|k| sessions.contains(&k)))
+            .collect();
+        let filtered = hitting
+            .iter()
+            .filter(|p| p.request.contains("\"source\":"))
+            .count();
+        assert!(
+            hitting.len() >= requests::PER_SOURCE && filtered >= requests::PER_SOURCE / 2,
+            "{}: {} requests must find its sessions, {filtered} under a source filter",
+            src.as_str(),
+            hitting.len()
+        );
+        // Real transcripts (tests/shared/corpus), or a fixture written from
+        // the agent's own schema, or corpus-gen's (unmarked).
+        let origin = match agents.iter().find(|a| a.source == src) {
+            Some(a) if a.corpus.is_some() => " [real]",
+            Some(_) => " [fixture]",
+            None => "",
+        };
+        counts.push(format!(
+            "{}{} {} sessions {} requests ({filtered})",
+            src.as_str(),
+            origin,
+            sessions.len(),
+            hitting.len()
+        ));
+    }
+    counts.join(", ")
 }
 
 /// The same probes through the store's own segment files: native and wasm

@@ -1,20 +1,26 @@
 //! Shards from corpus-gen truth: one [`Shard`] per truth session, with the
 //! truth's user/assistant records, tool rows made from its `tool_token`
 //! lines, and a `record_ids` mark that supersedes the records the truth
-//! calls inactive. All seeds' sessions go into one manifest.
+//! calls inactive. All seeds' sessions go into one manifest, with the real
+//! sessions of the agents corpus-gen does not write ([`super::agents`]), as
+//! the host extracts them.
 //!
 //! What the shards hold is also kept as [`Facts`] (tokens, where they sit,
 //! the filters each record passes), so the request generator can say what
-//! every request must find.
+//! every request must find. A truth record's token is the one corpus-gen
+//! planted; a real record's is a word of its own text that no other record
+//! of the corpus holds ([`real_facts`]).
 
-use super::ParityError;
+use super::{agents, ParityError};
 use crate::truth::{self, planted_tokens};
+use recall_core::fold::fold;
 use recall_core::model::{
     Locator, Manifest, ManifestEntry, Mark, MessageRecord, Parent, Role, SessionMeta, Shard, Source,
 };
 use recall_core::naming::{generation_file_name, hash16};
+use recall_host::extract::Extracted;
 use serde::Deserialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// The store id every parity manifest carries.
@@ -111,8 +117,19 @@ struct Building {
 }
 
 /// Generates one home per seed (`sessions` source sessions each) and builds
-/// the corpus from all their truth files.
+/// the corpus from all their truth files and from the real sessions of every
+/// agent of `tests/fixtures/parity-agents.json`.
 pub fn from_seeds(seeds: &[u64], sessions: u32) -> Result<Corpus, ParityError> {
+    let agents = agents::table()?;
+    from_seeds_and(seeds, sessions, &agents)
+}
+
+/// [`from_seeds`] with the real sessions of `agents` only.
+pub fn from_seeds_and(
+    seeds: &[u64],
+    sessions: u32,
+    agents: &[agents::Agent],
+) -> Result<Corpus, ParityError> {
     let mut all = Vec::new();
     let mut distractors = Vec::new();
     for &seed in seeds {
@@ -122,7 +139,8 @@ pub fn from_seeds(seeds: &[u64], sessions: u32) -> Result<Corpus, ParityError> {
         all.extend(s);
         distractors.extend(d);
     }
-    build(all, distractors)
+    let real = agents::sessions(agents)?;
+    build(all, real, distractors)
 }
 
 fn read_truth(path: &Path) -> Result<(Vec<Building>, Vec<String>), ParityError> {
@@ -227,24 +245,50 @@ fn tool_text(i: usize, token: &str) -> String {
     }
 }
 
-fn build(sessions: Vec<Building>, distractors: Vec<String>) -> Result<Corpus, ParityError> {
+fn build(
+    sessions: Vec<Building>,
+    real: Vec<Extracted>,
+    distractors: Vec<String>,
+) -> Result<Corpus, ParityError> {
+    let mut shards: Vec<(Shard, SessionFacts)> = Vec::new();
+    for mut b in sessions {
+        let (records, marks) = records_and_marks(&b);
+        b.meta.messages = b.facts.records.len() as u64;
+        let shard = Shard {
+            session: b.meta,
+            records,
+            marks,
+        };
+        shards.push((shard, b.facts));
+    }
+    let truth_sessions = shards.len();
+    for x in real {
+        let facts = SessionFacts {
+            key: x.meta.key(),
+            source: x.meta.source,
+            cwd: x.meta.cwd.clone(),
+            records: Vec::new(),
+            tool_tokens: Vec::new(),
+        };
+        let shard = Shard {
+            session: x.meta,
+            records: x.records,
+            marks: x.marks,
+        };
+        shards.push((shard, facts));
+    }
+    real_facts(&mut shards, truth_sessions);
+
     let mut manifest = Manifest::empty(STORE_ID.to_string(), 1);
     manifest.revision = REVISION;
     manifest.updated_at_ms = 1_793_000_000_000;
     let mut corpus = Corpus::default();
-    for (n, mut b) in sessions.into_iter().enumerate() {
-        let (records, marks) = records_and_marks(&b);
-        b.meta.messages = b.facts.records.len() as u64;
-        let max_ts_ms = records.iter().map(|r| r.ts_ms).max();
-        let shard = Shard {
-            session: b.meta.clone(),
-            records,
-            marks,
-        };
+    for (n, (shard, facts)) in shards.into_iter().enumerate() {
+        let max_ts_ms = shard.records.iter().map(|r| r.ts_ms).max();
         let bytes = serde_json::to_vec(&shard).map_err(|e| ParityError::Native(e.to_string()))?;
         let name = generation_file_name(&bytes);
         let entry = ManifestEntry {
-            meta: b.meta,
+            meta: shard.session,
             generation_file: name.clone(),
             records: shard.records.len() as u64,
             max_ts_ms,
@@ -254,24 +298,136 @@ fn build(sessions: Vec<Building>, distractors: Vec<String>) -> Result<Corpus, Pa
             watermark: 1_793_000_000_000,
             state: serde_json::Value::Null,
         };
-        if manifest
-            .sessions
-            .insert(b.facts.key.clone(), entry)
-            .is_some()
-        {
+        if manifest.sessions.insert(facts.key.clone(), entry).is_some() {
             return Err(ParityError::Native(format!(
                 "duplicate session {}",
-                b.facts.key
+                facts.key
             )));
         }
         corpus.generations.push((name, bytes));
-        corpus.facts.sessions.push(b.facts);
+        corpus.facts.sessions.push(facts);
     }
     corpus.facts.sessions.sort_by(|a, b| a.key.cmp(&b.key));
     corpus.facts.distractors = distractors;
     corpus.manifest =
         serde_json::to_vec(&manifest).map_err(|e| ParityError::Native(e.to_string()))?;
     Ok(corpus)
+}
+
+/// Shortest and longest word taken as a real record's token (the request
+/// generator cuts 6–10 byte prefixes and suffixes of tokens).
+const TOKEN_LEN: std::ops::RangeInclusive<usize> = 11..=40;
+/// A record with a longer whitespace-free run gives no token: the phrase
+/// requests around its words could pass the 1,024-byte query limit.
+const MAX_RUN: usize = 300;
+/// Tool tokens taken per real session.
+const TOOL_TOKENS: usize = 6;
+
+/// Every folded record text of the corpus in one string, for counting
+/// which records hold a word (§4: a term matches a record when its fold
+/// occurs in the record's fold; whole-char boundaries only ever remove
+/// occurrences, so this count is an upper bound and a count of one exact).
+struct Haystack {
+    text: String,
+    /// `(start in text, shard, record)`, in text order.
+    starts: Vec<(usize, usize, usize)>,
+}
+
+impl Haystack {
+    fn new(shards: &[(Shard, SessionFacts)]) -> Haystack {
+        let mut text = String::new();
+        let mut starts = Vec::new();
+        for (s, (shard, _)) in shards.iter().enumerate() {
+            for (r, rec) in shard.records.iter().enumerate() {
+                starts.push((text.len(), s, r));
+                text.push_str(&fold(&rec.text).text);
+                // Tokens are ASCII letters and digits: never across records.
+                text.push('\n');
+            }
+        }
+        Haystack { text, starts }
+    }
+
+    /// Whether some record's fold holds `word`'s and every such record
+    /// passes `ok(shard, record)`.
+    fn only(&self, word: &str, ok: impl Fn(usize, usize) -> bool) -> bool {
+        let needle = fold(word).text;
+        let mut any = false;
+        for (at, _) in self.text.match_indices(needle.as_str()) {
+            let i = self.starts.partition_point(|&(start, _, _)| start <= at) - 1;
+            let (_, s, r) = self.starts[i];
+            if !ok(s, r) {
+                return false;
+            }
+            any = true;
+        }
+        any
+    }
+}
+
+/// The words of `text` that could be tokens, longest first.
+fn candidates(text: &str) -> Vec<&str> {
+    let mut words: Vec<&str> = text
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| TOKEN_LEN.contains(&w.len()))
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    words.sort_by_key(|w| std::cmp::Reverse(w.len()));
+    words
+}
+
+/// The facts of the real sessions (`shards[from..]`): their user and
+/// assistant records, each with a token when one of its words is held by no
+/// other record of the corpus, and up to [`TOOL_TOKENS`] words held only by
+/// tool rows of that session.
+fn real_facts(shards: &mut [(Shard, SessionFacts)], from: usize) {
+    let hay = Haystack::new(shards);
+    for s in from..shards.len() {
+        let (shard, _) = &shards[s];
+        let active = recall_core::derive_active(&shard.records, &shard.marks);
+        let mut records = Vec::new();
+        let mut tool_tokens = Vec::new();
+        for (r, rec) in shard.records.iter().enumerate() {
+            if rec.role == Role::Tool {
+                for w in candidates(&rec.text) {
+                    if tool_tokens.len() >= TOOL_TOKENS {
+                        break;
+                    }
+                    let tool_only = hay.only(w, |hs, hr| {
+                        hs == s && shards[hs].0.records[hr].role == Role::Tool
+                    });
+                    if tool_only
+                        && !tool_tokens
+                            .iter()
+                            .any(|t: &String| t.eq_ignore_ascii_case(w))
+                    {
+                        tool_tokens.push(w.to_string());
+                    }
+                }
+                continue;
+            }
+            let short_runs = rec.text.split_whitespace().all(|w| w.len() <= MAX_RUN);
+            let token = short_runs
+                .then(|| {
+                    candidates(&rec.text)
+                        .into_iter()
+                        .find(|w| hay.only(w, |hs, hr| (hs, hr) == (s, r)))
+                })
+                .flatten();
+            records.push(RecordFacts {
+                token: token.map(str::to_string),
+                role: rec.role,
+                ts_ms: rec.ts_ms,
+                active: active[r],
+                subagent: rec.subagent,
+                text: rec.text.clone(),
+            });
+        }
+        let facts = &mut shards[s].1;
+        facts.records = records;
+        facts.tool_tokens = tool_tokens;
+    }
 }
 
 /// The shard records (conversation records with tool rows interleaved) and

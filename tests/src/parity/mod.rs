@@ -2,13 +2,15 @@
 //! byte-identical JSON from the native core and from the shipped
 //! `pkg/recall_core_bg.wasm` run in wasmtime.
 //!
-//! * [`corpus`] turns corpus-gen truth files into shards and a manifest.
+//! * [`corpus`] turns corpus-gen truth files into shards and a manifest;
+//!   [`agents`] adds the real sessions of the agents corpus-gen does not write.
 //! * [`requests`] generates thousands of varied requests from a seed, each
 //!   with what it must find (so parity cannot pass vacuously).
 //! * [`wasm`] runs the committed `.wasm` through its byte ABI.
 //! * [`run`] sends every request (and every page its cursors lead to) to
 //!   both, compares the bytes and checks the expectations.
 
+pub mod agents;
 pub mod corpus;
 pub mod filters;
 pub mod requests;

@@ -4,7 +4,8 @@
 //! Kinds: unique prose tokens (in several spellings, under random filters),
 //! token substrings, multi-term and phrase queries, the §3 fold variants of
 //! the non-ASCII words in the texts (with the token, so the expectation is
-//! exact, and alone), tool tokens per scope, distractors, common words with
+//! exact, and alone), tool tokens per scope, per-source tokens under `source=`
+//! filters naming their source or only others, distractors, common words with
 //! small limits (followed through every cursor), and every error code.
 
 use super::corpus::{Facts, RecordFacts, SessionFacts};
@@ -182,6 +183,10 @@ const COMMON: &[&str] = &[
     "が",
 ];
 
+/// Token requests per source in [`Gen::by_source`] (two each: naming the
+/// source, naming others), plus as many tool-token requests.
+pub const PER_SOURCE: usize = 12;
+
 /// Generates the probes for `facts` from `seed`.
 pub fn generate(facts: &Facts, seed: u64) -> Vec<Probe> {
     let mut g = Gen {
@@ -225,6 +230,7 @@ pub fn generate(facts: &Facts, seed: u64) -> Vec<Probe> {
         g.variant_alone();
     }
     g.tools();
+    g.by_source(&tokened);
     g.distractors();
     for _ in 0..150 {
         g.common();
@@ -527,6 +533,81 @@ impl<'a> Gen<'a> {
             };
             self.push("tool", m, expect);
         }
+    }
+
+    /// For every source with sessions in the corpus: [`PER_SOURCE`] of its
+    /// tokens under a `source=` list naming it (in any spelling, maybe with
+    /// another source) — exactly that record — or naming only other sources —
+    /// nothing; its tool tokens likewise with `scope=all`; and its sessions
+    /// paged through a common word.
+    fn by_source(&mut self, tokened: &[(usize, usize)]) {
+        for src in Source::ALL {
+            let mine: Vec<(usize, usize)> = tokened
+                .iter()
+                .copied()
+                .filter(|&(s, _)| self.facts.sessions[s].source == src)
+                .collect();
+            let tools: Vec<(String, String)> = self
+                .facts
+                .sessions
+                .iter()
+                .filter(|s| s.source == src)
+                .flat_map(|s| s.tool_tokens.iter().map(|t| (s.key.clone(), t.clone())))
+                .collect();
+            if mine.is_empty() && tools.is_empty() {
+                continue;
+            }
+            for _ in 0..PER_SOURCE {
+                if let Some(&(s, r)) = self.rng.pick(&mine) {
+                    let (sf, _, token) = self.at(s, r);
+                    let key = sf.key.clone();
+                    let mut m = req(token);
+                    m.insert("source".into(), self.naming(src, true).into());
+                    self.push("source", m, Expect::OnlyRecord(key));
+                    let mut m = req(token);
+                    m.insert("source".into(), self.naming(src, false).into());
+                    self.push("source", m, Expect::Nothing);
+                }
+                if let Some((key, token)) = self.rng.pick(&tools).cloned() {
+                    let mut m = req(&token);
+                    m.insert("scope".into(), "all".into());
+                    let own = self.rng.chance(70);
+                    m.insert("source".into(), self.naming(src, own).into());
+                    let expect = if own {
+                        Expect::OnlySession(key)
+                    } else {
+                        Expect::Nothing
+                    };
+                    self.push("source_tool", m, expect);
+                }
+            }
+            let q = *self.rng.pick(COMMON).unwrap_or(&"the");
+            let mut m = req(q);
+            m.insert("source".into(), self.naming(src, true).into());
+            m.insert("scope".into(), "all".into());
+            m.insert("limit".into(), self.rng.range(1, 3).to_string().into());
+            self.push("source_paging", m, Expect::Any);
+        }
+    }
+
+    /// A `source=` list: with `own`, `src` in one of its spellings (and
+    /// half the time another source before it); without, one or two other
+    /// sources.
+    fn naming(&mut self, src: Source, own: bool) -> String {
+        let others: Vec<Source> = Source::ALL.iter().copied().filter(|s| *s != src).collect();
+        let mut list = Vec::new();
+        if !own || self.rng.chance(50) {
+            for _ in 0..self.rng.range(1, if own { 1 } else { 2 }) {
+                let o = others[self.rng.below(others.len())];
+                let sp = source_spellings(o);
+                list.push(sp[self.rng.below(sp.len())]);
+            }
+        }
+        if own {
+            let sp = source_spellings(src);
+            list.push(sp[self.rng.below(sp.len())]);
+        }
+        list.join(",")
     }
 
     /// Distractors are never indexed.
