@@ -10,7 +10,7 @@ mod store_support;
 
 use recall_core::model::{Role, Source};
 use recall_host::extract::opencode::db::write_from_sql;
-use recall_host::extract::{discover, extract, Extracted, Roots};
+use recall_host::extract::{discover, extract, Extracted, Roots, SessionSource};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use store_support::{manifest, run_ok, temp_dir};
@@ -187,6 +187,54 @@ fn database_and_legacy_tree_give_the_hand_listed_conversation() {
             }
         }
     }
+}
+
+/// A hit is checked (and Deep Search reads) by re-reading exactly the
+/// files a session lists: for a legacy session that is its session file
+/// and every message and part file, for a database session its member path.
+#[test]
+fn every_session_is_read_again_from_the_paths_it_lists() {
+    let home = home_with("oc-paths", true);
+    let all = sessions(&home);
+    assert!(all.iter().any(|x| x.meta.session_id == LEGACY));
+    for x in &all {
+        let again = SessionSource {
+            source: Source::OpenCode,
+            unit: x.meta.paths[0].clone(),
+            files: x.meta.paths.iter().map(PathBuf::from).collect(),
+            context: Value::Null,
+        };
+        let y = extract(&again).expect("extracts").unwrap_or_else(|| {
+            panic!(
+                "{} is not read again from {:?}",
+                x.meta.session_id, x.meta.paths
+            )
+        });
+        assert_eq!(y.meta.key(), x.meta.key());
+        assert_eq!(y.records, x.records, "{}", x.meta.session_id);
+    }
+}
+
+/// The check of a hit re-reads every indexed session, database and legacy
+/// alike, from its manifest entry.
+#[test]
+fn every_indexed_session_is_found_again_by_the_check_of_a_hit() {
+    let home = home_with("oc-verify", true);
+    run_ok(&home, &["index"], 0);
+    let m = manifest(&home).expect("a manifest");
+    let mut checked = 0;
+    for (key, entry) in m
+        .sessions
+        .iter()
+        .filter(|(_, e)| e.meta.source == Source::OpenCode)
+    {
+        let again = recall_host::index::verify::reextract(key, entry)
+            .expect("reads")
+            .unwrap_or_else(|| panic!("{key} is not found again from {:?}", entry.meta.paths));
+        assert_eq!(&again.meta.key(), key);
+        checked += 1;
+    }
+    assert_eq!(checked, 4, "three database sessions and the legacy one");
 }
 
 #[test]

@@ -12,7 +12,8 @@ pub fn reextract(key: &str, entry: &ManifestEntry) -> Result<Option<Extracted>, 
     let Some(main) = files.first() else {
         return Ok(None);
     };
-    if !main.exists() {
+    // A database session's path names a member of its database file.
+    if !main.exists() && extract::member::split(main).is_none() {
         return Ok(None);
     }
     let src = SessionSource {

@@ -88,9 +88,15 @@ impl Agent for OpenCode {
                 vec![main.to_string_lossy().into_owned()],
                 mtime_ms(database),
             ),
+            // Every file of the unit: re-reading the session (a hit's
+            // check, Deep Search) reads exactly the files listed.
             None => (
                 legacy::load(call, &mut reading).map_err(fail)?,
-                vec![main.to_string_lossy().into_owned()],
+                call.src
+                    .files
+                    .iter()
+                    .map(|f| f.to_string_lossy().into_owned())
+                    .collect(),
                 mtime_ms(&main),
             ),
         };
