@@ -4,7 +4,7 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { tempDir, makeHome, serve, warm, launch, newContext, openPage, cleanup, comparable } from './lib/env.mjs';
+import { tempDir, makeHome, serve, warm, launch, newContext, openPage, cleanup, comparable, AGENTS } from './lib/env.mjs';
 import { requestMix } from './lib/requests.mjs';
 
 // Development mode (static files from disk) blocks service workers.
@@ -19,7 +19,7 @@ let context;
 
 before(async () => {
   dir = tempDir();
-  home = makeHome(dir, { sessions: 60 });
+  home = makeHome(dir, { sessions: 60, agents: true });
   server = await serve(home);
   await warm(server.url);
   browser = await launch();
@@ -53,7 +53,13 @@ test('going offline downloads the index with progress and shows the offline badg
 test('at least 200 requests answer the same offline (wasm in the page) as from the daemon', LONG, async (t) => {
   const page = await openPage(browser, server.url, { context });
   await page.waitForSelector('#mode-badge:not([hidden])');
-  const requests = requestMix(200);
+  // Each agent gen.py does not write, alone and beside another source.
+  const planted = AGENTS.map((a) => a.source);
+  const perSource = planted.flatMap((source) => [
+    { q: 'the', source, scope: 'all' },
+    { q: 'a', source: `${source},codex`, limit: '3' },
+  ]);
+  const requests = [...requestMix(200), ...perSource];
   const expected = [];
   for (const req of requests) expected.push(await fromServer(req));
   // Follow a few cursors too.
@@ -86,6 +92,11 @@ test('at least 200 requests answer the same offline (wasm in the page) as from t
   assert.ok(compared >= 200, `compared ${compared}`);
   t.diagnostic(`${compared} of ${all.length} answers compared equal`);
   assert.ok(expected.some((b) => b.ok && b.sessions.length > 3));
+  for (const source of planted) {
+    const i = requests.findIndex((r) => r.source === source);
+    assert.ok(expected[i].ok && expected[i].sessions.length > 0, `no ${source} hit for ${JSON.stringify(requests[i])}`);
+    assert.ok(expected[i].sessions.every((s) => s.source === source), `${source} filter`);
+  }
   await page.close();
 });
 

@@ -6,7 +6,7 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { tempDir, makeHome, serve, warm, launch, newContext, openPage, cleanup } from './lib/env.mjs';
+import { tempDir, makeHome, serve, warm, launch, newContext, openPage, cleanup, AGENTS } from './lib/env.mjs';
 
 const LONG = { timeout: 300_000 };
 
@@ -16,7 +16,7 @@ let browser;
 
 before(async () => {
   dir = tempDir();
-  const home = makeHome(dir, { sessions: 40, seed: 2 });
+  const home = makeHome(dir, { sessions: 40, seed: 2, agents: true });
   server = await serve(home);
   await warm(server.url);
   browser = await launch();
@@ -49,6 +49,11 @@ test('the session list, session view, lineage and one-session queries answer in 
   const manifest = await daemon('/api/index/manifest');
   const keys = Object.keys(manifest.sessions);
   assert.ok(keys.length >= 20, `${keys.length} sessions`);
+  // The agents gen.py does not write join from their real sessions.
+  const planted = AGENTS.map((a) => a.source);
+  for (const src of planted) {
+    assert.ok(keys.some((k) => manifest.sessions[k].source === src), `no ${src} session in the manifest`);
+  }
   // [daemon path, params, engine call]
   const cases = [];
   const list = (params) => cases.push([`/api/sessions`, params, { fn: 'sessions', args: [params] }]);
@@ -87,7 +92,8 @@ test('the session list, session view, lineage and one-session queries answer in 
     cases.push([`/api/session/${k0}/filter`, params, { fn: 'sessionQuery', args: [keys[0], { query: 'filter', filter }] }]);
   }
   // Words and locators come from the daemon's own pages.
-  for (const key of keys.slice(0, 20)) {
+  const worded = [...keys.slice(0, 20), ...keys.filter((k) => planted.includes(manifest.sessions[k].source))];
+  for (const key of worded) {
     const k = encodeURIComponent(key);
     const page = await daemon(`/api/session/${k}`, { scope: 'all', limit: '500' });
     const step = Math.max(1, Math.floor(page.entries.length / 3));

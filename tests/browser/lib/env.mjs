@@ -3,7 +3,7 @@
 // Debian driven by playwright-core.
 
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, copyFileSync, existsSync, rmSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, copyFileSync, existsSync, rmSync, readFileSync, readdirSync, writeFileSync, cpSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, dirname, resolve } from 'node:path';
@@ -36,16 +36,63 @@ export function tempDir(prefix = 'recall-browser-') {
   return mkdtempSync(join(process.env.RECALL_TEST_TMP || tmpdir(), prefix));
 }
 
+/** The agents corpus-gen does not write, shared with the wasmtime parity runs. */
+export const AGENTS = JSON.parse(readFileSync(join(REPO, 'tests/fixtures/parity-agents.json'), 'utf8')).agents;
+
+/** A home-relative or repository-relative path from the agents table, refused if it climbs out. */
+function plain(rel) {
+  if (rel.startsWith('/') || rel.split('/').some((c) => c === '..' || c === '.' || c === '')) {
+    throw new Error(`parity-agents.json: ${JSON.stringify(rel)} is not a plain relative path`);
+  }
+  return rel;
+}
+
+/**
+ * Places the sessions of every agent in `tests/fixtures/parity-agents.json`
+ * in `home` by the rule its `about` states (corpus files with `__` turned
+ * into `/`, written `files`, SQLite databases built from `sql`, copied
+ * `trees`). Returns the sources planted.
+ */
+export function plantAgents(home) {
+  for (const a of AGENTS) {
+    for (const [rel, text] of Object.entries(a.files || {})) {
+      const dst = join(home, plain(rel));
+      mkdirSync(dirname(dst), { recursive: true });
+      writeFileSync(dst, text);
+    }
+    for (const [rel, sql] of Object.entries(a.sql || {})) {
+      const dst = join(home, plain(rel));
+      mkdirSync(dirname(dst), { recursive: true });
+      const script = 'import sqlite3, sys\nc = sqlite3.connect(sys.argv[1])\nc.executescript(open(sys.argv[2], encoding="utf-8").read())\nc.commit()\nc.close()';
+      execFileSync('python3', ['-c', script, dst, join(REPO, plain(sql))]);
+    }
+    for (const [rel, tree] of Object.entries(a.trees || {})) {
+      cpSync(join(REPO, plain(tree)), join(home, plain(rel)), { recursive: true });
+    }
+    if (!a.corpus) continue;
+    const from = join(SHARED, 'corpus', plain(a.corpus));
+    for (const name of readdirSync(from).sort()) {
+      if (name === 'SOURCES.md') continue;
+      const dst = join(home, a.home ? plain(a.home) : '', ...name.split('__').map(plain));
+      mkdirSync(dirname(dst), { recursive: true });
+      copyFileSync(join(from, name), dst);
+    }
+  }
+  return AGENTS.map((a) => a.source);
+}
+
 /**
  * Generates a home with gen.py (`sessions` source sessions, seed 1) and
- * plants the XSS transcript. Returns the home directory.
+ * plants the XSS transcript; with `agents`, also the real sessions of the
+ * agents gen.py does not write (`plantAgents`). Returns the home directory.
  */
-export function makeHome(dir, { sessions = 60, seed = 1 } = {}) {
+export function makeHome(dir, { sessions = 60, seed = 1, agents = false } = {}) {
   execFileSync('python3', [join(SHARED, 'corpus-gen/gen.py'), '--out', dir, '--seed', String(seed), '--sessions', String(sessions), '--force'], { stdio: ['ignore', 'ignore', 'pipe'] });
   const home = join(dir, 'home');
   const project = join(home, '.claude/projects/-home-mara-code-xss-lab');
   mkdirSync(project, { recursive: true });
   copyFileSync(join(here, '../fixtures/xss-session.jsonl'), join(project, '5e55a0c1-0000-4000-8000-00000000a001.jsonl'));
+  if (agents) plantAgents(home);
   return home;
 }
 

@@ -2,6 +2,7 @@
 // rare, phrases, the DESIGN §3 fold cases, and every filter.
 
 const WORDS = [
+  'websocket', 'slidingWindowLimiter', 'hashedSuffixFallback', 'Mobilgeräte', 'ブランチ', 'gemini', 'copilot', 'qwen',
   'the', 'error', 'test', 'file', 'fn', 'cargo', 'build', 'config', 'path', 'index', 'fix', 'session', 'return',
   'strasse', 'STRASSE', 'σίσυφος', 'istanbul', 'cafes', 'file', 'don\'t', 'a-b', '数据库', '하', 'か', 'xsscanary',
   '"the test"', 'error the', 'use std', '"let mut"', 'ledger', 'sync', 'http', 'json', 'main', 'todo', 'panic',
@@ -13,6 +14,9 @@ const FILTERS = [
   { source: 'codex' },
   { source: 'claude-code,pi' },
   { source: 'kimi,intendant' },
+  { source: 'gemini,copilot' },
+  { source: 'qwen,opencode' },
+  { source: 'opencode', scope: 'all' },
   { scope: 'all' },
   { scope: 'all', role: 'tool' },
   { role: 'user' },
