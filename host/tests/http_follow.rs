@@ -5,7 +5,7 @@
 
 mod http_support;
 
-use http_support::{enc, get, TempDir, NOW};
+use http_support::{enc, get, request, TempDir, NOW};
 use recall_host::engine::arena::Arena;
 use recall_host::engine::catalog::StoreCatalog;
 use recall_host::engine::{IndexerHandle, Served};
@@ -49,23 +49,21 @@ fn wait_for_in(what: &str, within: Duration, ok: &mut dyn FnMut() -> Option<Valu
     }
 }
 
-#[test]
-fn a_server_follows_a_clear_and_a_policy_change_made_by_another_process() {
-    let home = TempDir::new("follow");
-    recall_host::demo::write_at(&home.0, NOW).expect("demo home");
+/// A server over `home` (the demo home, indexed with `NOW` as the clock)
+/// whose only sweeps after the backfill are the follow loop's: the
+/// periodic sweep is an hour away.
+fn serve(home: &Path) -> Server {
     let store = Arc::new(
-        Store::open(&recall_host::store::store_dir(&home.0.join(".recall"))).expect("store"),
+        Store::open(&recall_host::store::store_dir(&home.join(".recall"))).expect("store"),
     );
-    let mut opts = IndexOptions::new(Roots::resolve(&home.0, |_| None));
+    let mut opts = IndexOptions::new(Roots::resolve(home, |_| None));
     opts.retention_days = 0;
     opts.now_ms = Some(NOW);
     opts.workers = 1;
     let indexer = Arc::new(Indexer::new(store.clone(), opts));
     let catalog = StoreCatalog::new(store, Arc::new(Arena::new(64 << 20)));
     let backend = Arc::new(IndexerHandle::new(indexer, catalog.clone(), true).watch_sources());
-    // Only the follow loop can start a sweep after the backfill: the
-    // periodic sweep is an hour away.
-    let server = Server::start(
+    Server::start(
         Served::indexed(Arc::new(catalog), backend),
         ServeOptions {
             bind: "127.0.0.1:0".parse().expect("addr"),
@@ -74,7 +72,14 @@ fn a_server_follows_a_clear_and_a_policy_change_made_by_another_process() {
             ..ServeOptions::default()
         },
     )
-    .expect("server");
+    .expect("server")
+}
+
+#[test]
+fn a_server_follows_a_clear_and_a_policy_change_made_by_another_process() {
+    let home = TempDir::new("follow");
+    recall_host::demo::write_at(&home.0, NOW).expect("demo home");
+    let server = serve(&home.0);
     let addr = server.addr();
     let status = || get(addr, "/api/index/status", &[]).json();
     let first = wait_for("the backfill", || {
@@ -137,12 +142,93 @@ fn a_server_follows_a_clear_and_a_policy_change_made_by_another_process() {
         let st = status();
         (st["policy"]["history_days"] == 7).then_some(st)
     });
-    let a = get(addr, "/api/sessions/message-search?q=the", &[]).json();
-    assert_eq!(a["window_days"], 7, "{a}");
+    // Answers claim the window once the sweep it started has applied it.
+    wait_for("answers in the new window", || {
+        let a = get(addr, "/api/sessions/message-search?q=the", &[]).json();
+        (a["window_days"] == 7).then_some(a)
+    });
     recall(&home.0, &["config", "set", "enabled", "false"]);
     wait_for("indexing disabled", || {
         let st = status();
         (st["availability"] == json!({"state": "unavailable", "reason": "disabled"})).then_some(st)
     });
+    server.stop();
+}
+
+/// A history-window change reaches a running server at once, both ways,
+/// whether it comes through the API or from another process, and no
+/// answer claims a window the index does not hold yet.
+#[test]
+fn a_history_window_change_applies_at_once_both_ways() {
+    let home = TempDir::new("window");
+    recall_host::demo::write_at(&home.0, NOW).expect("demo home");
+    let server = serve(&home.0);
+    let addr = server.addr();
+    let status = || get(addr, "/api/index/status", &[]).json();
+    let all = wait_for("the backfill", || {
+        let st = status();
+        (st["phase"] == "current" && st["sessions"].as_u64() > Some(0)).then_some(st)
+    })["sessions"]
+        .as_u64()
+        .expect("sessions");
+    let origin = format!("http://{addr}");
+    let post = |q: &str| {
+        let h = [("X-Recall-Action", "1"), ("Origin", origin.as_str())];
+        let r = request(addr, "POST", &format!("/api/index/policy?{q}"), &h);
+        assert_eq!(r.status, 200, "{q}: {}", r.text());
+        r.json()
+    };
+    // A window that retires some of the demo's sessions, not all.
+    let (days, retires) = [1, 2, 3, 5, 7, 10, 14, 21, 30, 60]
+        .into_iter()
+        .map(|d| {
+            (
+                d,
+                post(&format!("history_days={d}&dry_run=true"))["retires"]
+                    .as_u64()
+                    .unwrap_or(0),
+            )
+        })
+        .find(|&(_, r)| r > 0 && r < all)
+        .expect("a window that retires some sessions");
+    // Each answer's window is one the index holds: a search claiming the
+    // new window is followed by a status that no longer counts what it
+    // retired, and one claiming none by a status that counts everything.
+    let settled = |want_days: Option<u64>, want_sessions: u64| {
+        move || {
+            let search = get(addr, "/api/sessions/message-search?q=the&limit=1", &[]).json();
+            let st = status();
+            let claimed = search["window_days"].as_u64();
+            if claimed == want_days {
+                assert_eq!(
+                    st["sessions"].as_u64(),
+                    Some(want_sessions),
+                    "window_days {claimed:?} claimed before the index held it: {st}"
+                );
+            }
+            (claimed == want_days && st["sessions"].as_u64() == Some(want_sessions)).then_some(st)
+        }
+    };
+    let within = Duration::from_secs(10);
+    post(&format!("history_days={days}"));
+    wait_for_in(
+        "the narrower window",
+        within,
+        &mut settled(Some(days), all - retires),
+    );
+    post("history_days=0");
+    wait_for_in("the retired sessions back", within, &mut settled(None, all));
+    // The same from another process.
+    recall(
+        &home.0,
+        &["config", "set", "history-days", &days.to_string()],
+    );
+    wait_for_in(
+        "the narrower window again",
+        within,
+        &mut settled(Some(days), all - retires),
+    );
+    recall(&home.0, &["config", "set", "history-days", "0"]);
+    wait_for_in("everything again", within, &mut settled(None, all));
     server.stop();
 }

@@ -35,6 +35,9 @@ pub struct IndexerHandle {
     /// Cleared through this server and not yet rebuilt: searches answer
     /// `building`, status says `indexing`.
     rebuilding: AtomicBool,
+    /// The policy in force changed since the follow loop last looked: it
+    /// sweeps (in full) at once.
+    policy_changed: AtomicBool,
     /// The store id this server's last successful sweep built (or its own
     /// clear made): a store that needs a backfill under another id was
     /// cleared by another process (`recall clear`).
@@ -64,6 +67,7 @@ impl IndexerHandle {
             indexing,
             enabled: AtomicBool::new(true),
             rebuilding: AtomicBool::new(false),
+            policy_changed: AtomicBool::new(false),
             seen_store_id: Mutex::new(None),
             #[cfg(any(test, feature = "test-support"))]
             reextract: None,
@@ -160,10 +164,11 @@ impl IndexerHandle {
             .collect()
     }
 
-    /// The history window of the policy in force in days (`None` = keeps
-    /// everything): the response's `window_days`.
+    /// The history window the index holds in days (`None` = keeps
+    /// everything): the response's `window_days`. A policy change shows
+    /// here once the sweep it starts has applied it.
     pub fn window_days(&self) -> Option<u32> {
-        Some(self.indexer.history_days()).filter(|&d| d > 0)
+        Some(self.indexer.applied_days()).filter(|&d| d > 0)
     }
 
     /// The policy in force.
@@ -175,9 +180,13 @@ impl IndexerHandle {
         }
     }
 
-    /// Puts a policy in force: `enabled` at once, `history_days` from the
-    /// next sweep.
+    /// Puts a policy in force: `enabled` at once; a changed window or
+    /// exclusion by a full sweep the follow loop starts at once
+    /// ([`IndexerHandle::follow_store`]).
     fn apply_policy(&self, p: Policy) {
+        if p != self.policy() {
+            self.policy_changed.store(true, Ordering::Relaxed);
+        }
         self.enabled.store(p.enabled, Ordering::Relaxed);
         self.indexer.set_history_days(p.history_days);
         self.indexer.set_exclude_paths(p.exclude_paths);
@@ -310,9 +319,10 @@ impl IndexerHandle {
         let mut sweep_now = false;
         match policy::load(self.catalog.store().dir()) {
             Ok(p) => {
-                let before = self.policy();
                 self.apply_policy(p);
-                sweep_now |= before != self.policy() && self.enabled();
+                // Changed here (`POST /api/index/policy`) or by another
+                // process (`recall config set`).
+                sweep_now |= self.policy_changed.swap(false, Ordering::Relaxed) && self.enabled();
             }
             // A damaged policy is never replaced by a guess: keep serving
             // with the one in force.

@@ -201,6 +201,10 @@ pub struct Indexer {
     /// The history window in days (starts as `opts.retention_days`; a
     /// running server follows the store policy's changes).
     history_days: std::sync::atomic::AtomicU32,
+    /// The history window the last full sweep applied: the one the index
+    /// holds (starts as `opts.retention_days`, the window of the store as
+    /// this process found it).
+    applied_days: std::sync::atomic::AtomicU32,
     /// The excluded paths (starts as `opts.exclude_paths`; a running server
     /// follows the store policy's changes).
     exclude_paths: Mutex<Vec<String>>,
@@ -243,6 +247,7 @@ impl Indexer {
             in_search: std::sync::atomic::AtomicBool::new(false),
             shard_hook: Mutex::new(None),
             history_days: std::sync::atomic::AtomicU32::new(opts.retention_days),
+            applied_days: std::sync::atomic::AtomicU32::new(opts.retention_days),
             exclude_paths: Mutex::new(opts.exclude_paths.clone()),
             backfilled_store: Mutex::new(None),
             opts,
@@ -459,11 +464,23 @@ impl Indexer {
         self.history_days.load(std::sync::atomic::Ordering::Relaxed)
     }
 
+    /// The history window the index holds: the one the last full sweep
+    /// applied (0 = keep all). Answers report this one, never a window
+    /// still to be applied.
+    pub fn applied_days(&self) -> u32 {
+        self.applied_days.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// Changes the history window of the next sweeps (the store policy was
-    /// changed while serving).
+    /// changed while serving). A change makes the next sweep a full one:
+    /// only a full sweep retires sessions, or brings retired ones back.
     pub fn set_history_days(&self, days: u32) {
-        self.history_days
-            .store(days, std::sync::atomic::Ordering::Relaxed);
+        let was = self
+            .history_days
+            .swap(days, std::sync::atomic::Ordering::Relaxed);
+        if was != days {
+            self.full_sweep_due();
+        }
     }
 
     /// The excluded paths the next sweep applies.
@@ -471,17 +488,37 @@ impl Indexer {
         lock(&self.exclude_paths).clone()
     }
 
-    /// Changes the excluded paths of the next sweeps.
+    /// Changes the excluded paths of the next sweeps; a change makes the
+    /// next sweep a full one.
     pub fn set_exclude_paths(&self, paths: Vec<String>) {
-        *lock(&self.exclude_paths) = paths;
+        let mut cur = lock(&self.exclude_paths);
+        if *cur != paths {
+            *cur = paths;
+            drop(cur);
+            self.full_sweep_due();
+        }
+    }
+
+    /// The next [`Indexer::tick`] sweeps in full, whatever the watch says.
+    fn full_sweep_due(&self) {
+        self.last_full_ms
+            .store(0, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// A full sweep that applied `days` finished: the index holds it.
+    fn applied(&self, days: u32) {
+        self.applied_days
+            .store(days, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// The retention horizon now, under the current history window.
     pub fn horizon(&self) -> Option<i64> {
-        retention::horizon(
-            self.opts.now_ms.unwrap_or_else(crate::store::wall_ms),
-            self.history_days(),
-        )
+        self.horizon_of(self.history_days())
+    }
+
+    /// The retention horizon now, under a window of `days`.
+    fn horizon_of(&self, days: u32) -> Option<i64> {
+        retention::horizon(self.opts.now_ms.unwrap_or_else(crate::store::wall_ms), days)
     }
 
     /// Live progress (shared; cheap to read).

@@ -105,7 +105,8 @@ pub(super) struct Sweep<'a> {
     /// The store was written by an older parser: everything is read again,
     /// and published only once complete.
     reparse: bool,
-    /// The retention horizon it applies.
+    /// The history window it applies, and its horizon.
+    days: u32,
     horizon: Option<i64>,
     /// Over units whose files changed in place only: no discovery, nothing
     /// found gone.
@@ -130,6 +131,7 @@ impl<'a> Sweep<'a> {
         let m = store.current()?;
         let st = store.indexer_state()?;
         let exclude = ix.exclude_paths();
+        let days = ix.history_days();
         let report = SweepReport {
             backfill: !st.backfilled,
             quarantined: store.take_quarantined(),
@@ -140,7 +142,8 @@ impl<'a> Sweep<'a> {
             ix,
             store,
             reparse: needs_reparse(&m),
-            horizon: ix.horizon(),
+            days,
+            horizon: ix.horizon_of(days),
             m,
             st,
             watermark,
@@ -212,6 +215,9 @@ impl<'a> Sweep<'a> {
             .progress
             .note_skipped_files(&report.skipped_files, !self.focused);
         self.ix.progress.finish(wall_ms(), files_indexed);
+        if !self.focused {
+            self.ix.applied(self.days);
+        }
         report
     }
 }
