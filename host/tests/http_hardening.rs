@@ -167,6 +167,7 @@ fn quick_limits() -> ConnLimits {
         header_read: Duration::from_secs(1),
         idle: Duration::from_secs(2),
         max_connections: 4,
+        loopback_connections: 4,
     }
 }
 
@@ -198,6 +199,23 @@ fn half_sent_and_idle_connections_are_closed() {
     assert!(closed.is_some(), "an idle keep-alive connection is dropped");
 }
 
+/// Opens `GET /api/events` (a response that streams until closed) and
+/// reads its head: the connection is serving.
+fn streaming(addr: std::net::SocketAddr) -> TcpStream {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.write_all(b"GET /api/events HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        .unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).ok();
+    let mut buf = [0u8; 512];
+    let n = s.read(&mut buf).unwrap();
+    assert!(
+        buf[..n].starts_with(b"HTTP/1.1 200"),
+        "{:?}",
+        String::from_utf8_lossy(&buf[..n])
+    );
+    s
+}
+
 #[test]
 fn connections_beyond_the_cap_are_turned_away() {
     let (_d, b) = mem("conncap");
@@ -206,13 +224,13 @@ fn connections_beyond_the_cap_are_turned_away() {
             header_read: Duration::from_secs(30),
             idle: Duration::from_secs(30),
             max_connections: 4,
+            loopback_connections: 4,
         },
         ..ServeOptions::default()
     };
     let s = serve(b, opts);
-    let held: Vec<TcpStream> = (0..4)
-        .map(|_| TcpStream::connect(s.addr()).unwrap())
-        .collect();
+    // Every slot serving a request: nothing to make room with.
+    let held: Vec<TcpStream> = (0..4).map(|_| streaming(s.addr())).collect();
     std::thread::sleep(Duration::from_millis(300));
     let r = get(s.addr(), "/api/index/status", &[]);
     assert_eq!(r.status, 429);
@@ -227,6 +245,44 @@ fn connections_beyond_the_cap_are_turned_away() {
         assert!(Instant::now() < deadline, "the slots never came back");
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// 130 connections that never finish their request head (more than every
+/// slot) lock no one out: a full pool closes the one that has waited
+/// longest for its head to admit a client that sends its request.
+#[test]
+fn slow_connections_beyond_the_cap_lock_no_one_out() {
+    let (_d, b) = mem("slowloris");
+    let opts = ServeOptions {
+        conn: ConnLimits {
+            header_read: Duration::from_secs(30),
+            idle: Duration::from_secs(30),
+            max_connections: 128,
+            loopback_connections: 128,
+        },
+        ..ServeOptions::default()
+    };
+    let s = serve(b, opts);
+    let mut slow: Vec<TcpStream> = (0..130)
+        .map(|_| {
+            let mut c = TcpStream::connect(s.addr()).unwrap();
+            c.write_all(b"GET /api/index/status HTTP/1.1\r\nHost: local")
+                .unwrap();
+            c
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(600));
+    let mut ok = 0;
+    for _ in 0..47 {
+        let r = get(s.addr(), "/api/index/status", &[]);
+        assert_eq!(r.status, 200, "{}", r.text());
+        ok += 1;
+        // The attacker keeps opening slow connections in between.
+        let mut c = TcpStream::connect(s.addr()).unwrap();
+        let _ = c.write_all(b"GET / HTTP/1.1\r\n");
+        slow.push(c);
+    }
+    assert_eq!(ok, 47);
 }
 
 #[test]

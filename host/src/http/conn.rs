@@ -1,5 +1,7 @@
-//! The connection loop under the router: a cap on open connections (beyond
-//! it a connection gets a JSON 429 `busy` and is closed), a header-read
+//! The connection loop under the router: slots for open connections
+//! ([`super::admission`]: a loopback and a remote pool, a cap per remote
+//! address, room made by closing connections that wait for a request head;
+//! a connection given no slot gets a JSON 429 `busy` and is closed), a header-read
 //! timeout (a half-sent or never-sent request head is dropped, and so is a
 //! kept-alive connection that sends no next request), an idle timeout (no
 //! byte moved either way: a client that stopped reading an export is
@@ -8,6 +10,7 @@
 //! head too large for its buffer: 414 `uri_too_long` / 431
 //! `headers_too_large`; an unparsable head: 400 `bad_request`).
 
+use super::admission::{Admission, Admit, Serving, Slot};
 use super::errors::ApiError;
 use super::headers::CSP;
 use axum::extract::ConnectInfo;
@@ -37,8 +40,11 @@ pub struct ConnLimits {
     pub header_read: Duration,
     /// Time a connection may go without a byte moving either way.
     pub idle: Duration,
-    /// Connections served at once.
+    /// Connections from remote peers served at once.
     pub max_connections: usize,
+    /// Connections from loopback peers served at once, beside the remote
+    /// ones.
+    pub loopback_connections: usize,
 }
 
 impl Default for ConnLimits {
@@ -47,6 +53,7 @@ impl Default for ConnLimits {
             header_read: Duration::from_secs(10),
             idle: Duration::from_secs(60),
             max_connections: 128,
+            loopback_connections: super::admission::LOOPBACK_SLOTS,
         }
     }
 }
@@ -63,8 +70,7 @@ pub async fn serve(
     limits: ConnLimits,
     shutdown: impl Future<Output = ()>,
 ) {
-    let max = limits.max_connections.max(1);
-    let slots = Arc::new(Semaphore::new(max));
+    let admission = Admission::with_slots(limits.loopback_connections, limits.max_connections);
     let turning_away = Arc::new(Semaphore::new(MAX_TURNING_AWAY));
     let (close_tx, close_rx) = watch::channel(false);
     tokio::pin!(shutdown);
@@ -82,18 +88,25 @@ pub async fn serve(
             _ = &mut shutdown => break,
         };
         let _ = stream.set_nodelay(true);
-        match slots.clone().try_acquire_owned() {
-            Ok(permit) => {
-                tokio::spawn(serve_one(
-                    stream,
-                    peer,
-                    app.clone(),
-                    limits,
-                    permit,
-                    close_rx.clone(),
-                ));
+        let (app, close) = (app.clone(), close_rx.clone());
+        match admission.admit(&peer) {
+            Admit::Now(slot) => {
+                tokio::spawn(serve_one(stream, peer, app, limits, slot, close));
             }
-            Err(_) => {
+            Admit::Soon(pending) => {
+                let away = turning_away.clone();
+                tokio::spawn(async move {
+                    match pending.slot().await {
+                        Some(slot) => serve_one(stream, peer, app, limits, slot, close).await,
+                        None => {
+                            if let Ok(p) = away.try_acquire_owned() {
+                                turn_away(stream, p).await;
+                            }
+                        }
+                    }
+                });
+            }
+            Admit::Refused => {
                 if let Ok(p) = turning_away.clone().try_acquire_owned() {
                     tokio::spawn(turn_away(stream, p));
                 }
@@ -101,7 +114,7 @@ pub async fn serve(
         }
     }
     let _ = close_tx.send(true);
-    let _ = tokio::time::timeout(SHUTDOWN_GRACE, slots.acquire_many(max as u32)).await;
+    admission.drained(SHUTDOWN_GRACE).await;
 }
 
 async fn serve_one(
@@ -109,15 +122,28 @@ async fn serve_one(
     peer: SocketAddr,
     app: Router,
     limits: ConnLimits,
-    _slot: OwnedSemaphorePermit,
+    slot: Slot,
     mut close: watch::Receiver<bool>,
 ) {
     let io = TokioIo::new(Guarded::new(stream, limits.idle));
+    let evicted = slot.evicted();
+    let slot = Arc::new(slot);
     // The peer address rides on every request: what a client may see
-    // depends on it (`super::exposure`).
-    let app = app.map_request(move |mut req: axum::extract::Request<Incoming>| {
+    // depends on it (`super::exposure`). The connection serves from the
+    // parsed head until the response body is dropped.
+    let app = tower::service_fn(move |mut req: axum::extract::Request<Incoming>| {
         req.extensions_mut().insert(ConnectInfo(peer));
-        req
+        let serving = slot.busy();
+        let app = app.clone();
+        async move {
+            let resp = app.oneshot(req).await?;
+            Ok::<_, std::convert::Infallible>(resp.map(|b| {
+                axum::body::Body::new(Tracked {
+                    inner: b,
+                    _serving: serving,
+                })
+            }))
+        }
     });
     let service = TowerToHyperService::new(app);
     let mut builder = hyper::server::conn::http1::Builder::new();
@@ -137,10 +163,40 @@ async fn serve_one(
             conn.as_mut().graceful_shutdown();
             let _ = conn.await;
         }
+        // Chosen to make room while it waited for a request head: nothing
+        // is in flight, so it just closes.
+        _ = evicted.notified() => {}
     }
 }
 
-/// Answers a connection beyond the cap with 429 `busy` and closes it.
+/// A response body that holds its connection's [`Serving`] mark until it is
+/// sent or dropped.
+struct Tracked {
+    inner: axum::body::Body,
+    _serving: Serving,
+}
+
+impl http_body::Body for Tracked {
+    type Data = axum::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+/// Answers a connection given no slot with 429 `busy` and closes it.
 async fn turn_away(stream: TcpStream, _p: OwnedSemaphorePermit) {
     let e = ApiError::new(
         StatusCode::TOO_MANY_REQUESTS,

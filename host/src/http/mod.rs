@@ -7,7 +7,8 @@
 //! One module per concern: [`routes`] (one file per route family),
 //! [`security`] (Host allowlist, token), [`login`] (the dashboard's one-time
 //! link and cookie), [`headers`] (CSP and friends on every response),
-//! [`limits`] (429, sizes), [`conn`] (connection cap and timeouts),
+//! [`limits`] (429, sizes), [`conn`] (the connection loop and its timeouts),
+//! [`admission`] (who gets a connection slot),
 //! [`query`] (strict query-string decoding), [`errors`] (the §7 error body),
 //! [`logging`] (no query text, ever), [`assets`] (the embedded front end),
 //! [`exposure`] (what a remote client may see), [`events`] (revision
@@ -17,6 +18,7 @@
 //! ([`crate::lineage`]) and the embedded files ([`crate::assets`]) live
 //! outside: the CLI and MCP use them too.
 
+pub mod admission;
 pub mod assets;
 pub mod client;
 pub mod conn;
