@@ -186,7 +186,8 @@ fn tools_over_stdio_scoped_to_the_project() {
             "session_event_read",
             "session_trace",
             "session_event_trace",
-            "session_list"
+            "session_list",
+            "session_deep_search"
         ])
     );
 
@@ -406,4 +407,153 @@ fn no_index_is_a_tool_error_after_the_handshake() {
         "{e}"
     );
     c.still_serves();
+}
+
+/// `session_deep_search` reads the project's source files only, finds what
+/// a message search finds and what it does not index, answers within the
+/// budget, and refuses malformed arguments with a code.
+#[test]
+fn deep_search_over_stdio_reads_only_the_project_within_the_budget() {
+    let (_out, home) = generated_home();
+    let all: Value =
+        serde_json::from_str(&run_ok(&home, &["sessions", "--json", "--limit", "0"], 0)).unwrap();
+    let all = all.as_array().unwrap().clone();
+    let mut by_cwd: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for s in &all {
+        if let Some(c) = s["cwd"].as_str() {
+            by_cwd
+                .entry(c.to_string())
+                .or_default()
+                .push(s["session_key"].as_str().unwrap().to_string());
+        }
+    }
+    let (project, mine) = by_cwd.iter().max_by_key(|(_, v)| v.len()).unwrap();
+    let mine: BTreeSet<String> = mine.iter().cloned().collect();
+    let key = mine.iter().next().unwrap().clone();
+    let shown: Value = serde_json::from_str(&run_ok(&home, &["show", "--json", &key], 0)).unwrap();
+    let word = shown["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["role"] == "user")
+        .unwrap()["text"]
+        .as_str()
+        .unwrap()
+        .split(|ch: char| !ch.is_alphanumeric())
+        .max_by_key(|w| w.len())
+        .unwrap()
+        .to_string();
+    let mut c = Client::start(&home, &["--project", project, "--self-window", "0"]);
+    let in_scope = |v: &Value| {
+        v["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| mine.contains(s["session_key"].as_str().unwrap()))
+    };
+
+    // The word of a user message: found in its session, as the indexed
+    // record (its locator), with the match highlighted.
+    let v = c
+        .call(
+            "session_deep_search",
+            json!({"pattern": word, "fixed_strings": true, "limit": 100, "max_tokens": 250000}),
+        )
+        .unwrap();
+    assert!(in_scope(&v), "{v}");
+    let session = v["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["session_key"] == json!(key))
+        .unwrap_or_else(|| panic!("{key} not found: {v}"));
+    let hit = session["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["kind"] == "user")
+        .unwrap_or_else(|| panic!("no user hit: {session}"));
+    assert!(hit["locator"].is_object(), "{hit}");
+    let text = hit["text"].as_str().unwrap();
+    let r = &hit["highlights"][0];
+    let (a, b) = (
+        r[0].as_u64().unwrap() as usize,
+        r[1].as_u64().unwrap() as usize,
+    );
+    assert_eq!(&text[a..b], word);
+
+    // Every line of every kind: only the project's sessions, and the kind
+    // filter keeps its kind.
+    let v = c
+        .call(
+            "session_deep_search",
+            json!({"pattern": ".", "limit": 100, "max_tokens": 250000}),
+        )
+        .unwrap();
+    assert!(in_scope(&v), "{v}");
+    assert_eq!(v["stopped"], "limit", "{v}");
+    let kinds: BTreeSet<String> = v["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["hits"].as_array().unwrap().clone())
+        .map(|h| h["kind"].as_str().unwrap().to_string())
+        .collect();
+    assert!(kinds.len() > 1, "{kinds:?}");
+    let v = c
+        .call(
+            "session_deep_search",
+            json!({"pattern": ".", "kind": "tool", "limit": 30}),
+        )
+        .unwrap();
+    for s in v["sessions"].as_array().unwrap() {
+        for h in s["hits"].as_array().unwrap() {
+            assert_eq!(h["kind"], "tool", "{h}");
+        }
+    }
+
+    // The smallest budget: a cut answer that says what it cut.
+    let v = c
+        .call(
+            "session_deep_search",
+            json!({"pattern": ".", "limit": 100, "max_tokens": 200}),
+        )
+        .unwrap();
+    assert!(v.to_string().len() <= 800, "{} chars", v.to_string().len());
+    assert!(v["truncated"].is_object(), "{v}");
+
+    // Nothing found: an explanation, not a bare empty list.
+    let v = c
+        .call(
+            "session_deep_search",
+            json!({"pattern": "zq9xv7nothing", "fixed_strings": true}),
+        )
+        .unwrap();
+    assert_eq!(v["sessions"], json!([]));
+    assert!(
+        v["empty"]["hint"].as_str().unwrap().contains("no line"),
+        "{v}"
+    );
+
+    // Malformed arguments and sessions outside the project.
+    let outsider = all
+        .iter()
+        .map(|s| s["session_key"].as_str().unwrap())
+        .find(|k| !mine.contains(*k))
+        .unwrap();
+    for (args, code) in [
+        (json!({"pattern": "("}), "invalid_pattern"),
+        (json!({"pattern": ""}), "invalid_param"),
+        (json!({"pattern": "x", "limit": 0}), "invalid_param"),
+        (json!({"pattern": "x", "kind": "thoughts"}), "invalid_param"),
+        (json!({"pattern": "x", "bogus": 1}), "invalid_param"),
+        (json!({"pattern": "x", "since": "whenever"}), "since"),
+        (
+            json!({"pattern": "x", "session": outsider}),
+            "session_not_found",
+        ),
+    ] {
+        let e = c.call("session_deep_search", args.clone()).unwrap_err();
+        assert!(e.contains(code), "{args}: {e}");
+    }
 }

@@ -95,7 +95,7 @@ async def error(s, name, args, code):
 def schema_checks(tools):
     names = {t.name for t in tools}
     check(names == {"session_search", "session_event_search", "session_event_read", "session_trace",
-                    "session_event_trace", "session_list"}, names)
+                    "session_event_trace", "session_list", "session_deep_search"}, names)
     for t in tools:
         check(t.annotations is not None and g(t.annotations, "read_only_hint", "readOnlyHint") is True, f"{t.name} readOnlyHint")
         check(bool(t.annotations.title) and bool(t.title), f"{t.name} title")
@@ -189,6 +189,14 @@ async def main():
                                                       "max_tokens": 2000})
             check(tr["record"]["length"] == len(whole_text) and tr["record"]["chars"] < 8000, "trace windows too")
             await call(s, "session_trace", {"session": "claude-code:long-session-1"})
+            # Deep Search reads the source file: the match deep in the 300 KB record, as that indexed record.
+            deep = await call(s, "session_deep_search", {"pattern": "line 004321: the quick", "fixed_strings": True,
+                                                         "session": "long-session-1"})
+            h = deep["sessions"][0]["hits"][0]
+            check(h["kind"] == "user" and "locator" in h, f"the long user record, as indexed: {h}")
+            check("line 004321: the quick" in h["text"] and len(h["text"]) < 2000, "a window around the match")
+            tight = await call(s, "session_deep_search", {"pattern": "the", "limit": 100, "max_tokens": 300})
+            check(tight["stopped"] == "limit" and tight.get("truncated"), "a cut deep answer says so")
             page = await call(s, "session_event_search", {"session": full_keys[0], "query": "the", "limit": 1})
             check(page["total_hits"] >= 1, "event search")
 
@@ -209,6 +217,8 @@ async def main():
                 ("session_event_read", {"session": "claude-code:long-session-1", "index": -1}, "invalid_param"),
                 ("session_event_read", {"session": "claude-code:long-session-1", "locator": 7}, "invalid_param"),
                 ("session_event_search", {"session": "nosuch", "query": "x"}, "session_not_found"),
+                ("session_deep_search", {"pattern": "("}, "invalid_pattern"),
+                ("session_deep_search", {"pattern": "x", "limit": 500}, "invalid_param"),
             ]:
                 await error(s, name, args, code)
             await call(s, "session_list", {"limit": 1})

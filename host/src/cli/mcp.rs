@@ -66,6 +66,9 @@ pub fn run(g: &Globals, a: McpArgs) -> anyhow::Result<Found> {
         .worker_threads(2)
         .enable_all()
         .build()?;
-    rt.block_on(serve_stdio(RecallMcp::new(dir, scope)))?;
+    let roots = crate::extract::Roots::resolve(&home, |k| env(k));
+    let server = RecallMcp::new(dir, scope)
+        .with_source_roots(roots.all().into_iter().map(|(_, p)| p.to_path_buf()));
+    rt.block_on(serve_stdio(server))?;
     Ok(Found::Yes)
 }

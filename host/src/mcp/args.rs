@@ -114,6 +114,54 @@ pub struct ListArgs {
     pub fields: Option<FieldsArg>,
 }
 
+/// `kind` of a deep search.
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum KindArg {
+    /// What the person typed.
+    User,
+    /// What the agent said.
+    Assistant,
+    /// The agent's reasoning.
+    Reasoning,
+    /// Tool calls and their output.
+    Tool,
+    /// Every line (the default).
+    All,
+}
+
+/// `session_deep_search` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DeepArgs {
+    /// What to find in the source files: a regular expression (Rust regex syntax), or a literal string with fixed_strings.
+    pub pattern: String,
+    /// Read the pattern as a literal string, not a regex.
+    pub fixed_strings: Option<bool>,
+    /// Letters match either case.
+    pub ignore_case: Option<bool>,
+    /// Only matches in records of this kind (default all).
+    pub kind: Option<KindArg>,
+    /// Only this session: a key `<source>:<id>`, or a session id that names one session.
+    pub session: Option<String>,
+    /// Only sessions active at or after: epoch ms, RFC 3339, 7d, 24h, 2w, today, yesterday.
+    pub since: Option<String>,
+    /// Only sessions started at or before: epoch ms, RFC 3339, 7d, 24h, 2w, today, yesterday.
+    pub until: Option<String>,
+    /// Only sessions whose working directory is this path or under it.
+    pub cwd: Option<String>,
+    /// Only these agents (source ids).
+    pub sources: Option<Vec<String>>,
+    /// Matching lines to return at most (default 20).
+    #[schemars(range(min = 1, max = 100))]
+    pub limit: Option<u64>,
+    /// Most tokens the answer may take (characters / 4; default 8000, 200–250000).
+    #[schemars(range(min = 200, max = 250000))]
+    pub max_tokens: Option<u64>,
+    /// Detail: minimal (keys and matched text), summary (default: kinds, fields, locators) or full (files and offsets too).
+    pub fields: Option<FieldsArg>,
+}
+
 /// `session_trace` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -1,8 +1,8 @@
 //! `recall mcp`: a Model Context Protocol server over stdio (the official
-//! `rmcp` SDK) exposing six read-only tools over the store (DESIGN.md §11,
+//! `rmcp` SDK) exposing seven read-only tools over the store (DESIGN.md §11,
 //! §13 "Agent answers").
 //!
-//! [`scope`] decides what one call may see, [`tools`] and [`read`] answer
+//! [`scope`] decides what one call may see, [`tools`], [`read`] and [`deep`] answer
 //! each tool over that view within its budget ([`crate::engine::budget`]), [`args`]
 //! and [`schema`] define what clients send and see, [`catalog`] reads shards
 //! without writing the store, [`frame`] answers malformed JSON-RPC lines
@@ -11,6 +11,7 @@
 
 pub mod args;
 pub mod catalog;
+pub mod deep;
 pub mod frame;
 pub mod read;
 pub mod schema;
@@ -18,7 +19,7 @@ pub mod scope;
 pub mod tools;
 
 use crate::store::{Loaded, Store};
-use args::{EventArgs, EventSearchArgs, ListArgs, SearchArgs, SessionArgs};
+use args::{DeepArgs, EventArgs, EventSearchArgs, ListArgs, SearchArgs, SessionArgs};
 use recall_core::model::Source;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -38,6 +39,7 @@ pub struct RecallMcp {
     dir: PathBuf,
     store: Arc<OnceLock<Arc<Store>>>,
     scope: Scope,
+    sources: Arc<crate::deep::Roots>,
     tool_router: ToolRouter<RecallMcp>,
 }
 
@@ -120,6 +122,11 @@ fn metadata(name: &str) -> Option<(&'static str, JsonObject, JsonObject)> {
             schema::input::<EventArgs>(),
             schema::output("record", false),
         ),
+        "session_deep_search" => (
+            "Deep Search the full logs",
+            schema::input::<DeepArgs>(),
+            schema::output("sessions", true),
+        ),
         "session_trace" => (
             "Trace a session's lineage",
             schema::input::<SessionArgs>(),
@@ -156,8 +163,16 @@ impl RecallMcp {
             dir,
             store: Arc::default(),
             scope,
+            sources: Arc::default(),
             tool_router,
         }
+    }
+
+    /// The agents' source folders `session_deep_search` may read (none
+    /// unless given: it then scans nothing).
+    pub fn with_source_roots(mut self, dirs: impl IntoIterator<Item = PathBuf>) -> RecallMcp {
+        self.sources = Arc::new(crate::deep::Roots::new(dirs));
+        self
     }
 
     /// Parses the arguments and runs `f` on a blocking thread with this
@@ -171,6 +186,7 @@ impl RecallMcp {
         let dir = self.dir.clone();
         let cell = self.store.clone();
         let scope = self.scope.clone();
+        let sources = self.sources.clone();
         let deadline = Deadline::start();
         let job = tokio::task::spawn_blocking(move || {
             let a: A = args::parse(args)?;
@@ -182,6 +198,7 @@ impl RecallMcp {
                 deadline,
                 clock: tools::host_clock(),
                 daemon: crate::http::client::find(&dir),
+                sources: &sources,
             };
             f(&call, &a)
         });
@@ -256,6 +273,17 @@ impl RecallMcp {
         Parameters(a): Parameters<JsonObject>,
     ) -> Result<CallToolResult, ErrorData> {
         self.call(a, read::session_event_trace).await
+    }
+
+    /// Deep Search: the source files themselves.
+    #[tool(
+        description = "Deep Search: scan the source files of this project's sessions themselves — every line and record kind, including what session_search does not index (long tool output, reasoning, other record kinds) — for a regular expression (or a literal with fixed_strings; ignore_case). Narrow it with session, kind (user, assistant, reasoning, tool), since/until, cwd and sources. Returns matching lines grouped per session (limit, default 20), each with its kind, the matched field's text around the match and, for an indexed record, the locator session_event_read takes; `stopped` says whether it ended at the limit or the 30 s deadline. The answer fits max_tokens (default 8000)."
+    )]
+    async fn session_deep_search(
+        &self,
+        Parameters(a): Parameters<JsonObject>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.call(a, deep::session_deep_search).await
     }
 
     /// Recent sessions.

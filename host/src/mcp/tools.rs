@@ -69,6 +69,8 @@ pub struct Call<'a> {
     pub clock: Clock,
     /// A live `recall serve` of the same store.
     pub daemon: Option<SocketAddr>,
+    /// The agents' source folders of this machine: all Deep Search reads.
+    pub sources: &'a crate::deep::Roots,
 }
 
 /// `code: message` of a core error.
