@@ -193,7 +193,7 @@ browser_tests() {
     node --test --test-concurrency=1 highlight.test.mjs dashboard.test.mjs home.test.mjs markdown.test.mjs demo.test.mjs \
       offline.test.mjs lazy.test.mjs report.test.mjs views.test.mjs session-panel.test.mjs team.test.mjs team-session.test.mjs bucket.test.mjs \
       settings.test.mjs live.test.mjs session-actions.test.mjs phone.test.mjs a11y.test.mjs \
-      toolcards.test.mjs shell.test.mjs follow.test.mjs)
+      toolcards.test.mjs shell.test.mjs follow.test.mjs deep.test.mjs)
 }
 
 step "install Chromium (Debian)" install_chromium

@@ -182,3 +182,59 @@ fn the_http_route_streams_ndjson_to_its_summary() {
     let _ = daemon.kill();
     let _ = daemon.wait();
 }
+
+/// The chunked payload of a raw HTTP/1.1 response with `Accept-Encoding`.
+fn get_gzip(addr: &str, path: &str) -> (String, Vec<u8>) {
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    let req = format!(
+        "GET {path} HTTP/1.1\r\nHost: localhost\r\nAccept-Encoding: gzip\r\nConnection: close\r\n\r\n"
+    );
+    s.write_all(req.as_bytes()).unwrap();
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).unwrap();
+    let at = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+    let head = String::from_utf8_lossy(&raw[..at]).into_owned();
+    let (mut rest, mut out) = (&raw[at + 4..], Vec::new());
+    loop {
+        let Some(eol) = rest.windows(2).position(|w| w == b"\r\n") else {
+            panic!("the chunked body ends without its last chunk");
+        };
+        let n =
+            usize::from_str_radix(std::str::from_utf8(&rest[..eol]).unwrap().trim(), 16).unwrap();
+        if n == 0 {
+            break;
+        }
+        out.extend_from_slice(&rest[eol + 2..eol + 2 + n]);
+        rest = &rest[eol + 2 + n + 2..];
+    }
+    (head, out)
+}
+
+/// A client that takes gzip (every browser, Node's fetch) gets the whole
+/// stream: the compression layer polls the body once more after its end.
+#[test]
+fn the_http_route_streams_gzip_to_its_summary_too() {
+    let home = home();
+    let mut daemon = serve(&home);
+    let advert: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(store_dir(&home).join("serve.json")).unwrap())
+            .unwrap();
+    let addr = advert["addr"].as_str().unwrap().to_string();
+    let (head, body) = get_gzip(
+        &addr,
+        "/api/sessions/deep-search?pattern=tail-needle&fixed_strings=true",
+    );
+    assert!(
+        head.to_ascii_lowercase().contains("content-encoding: gzip"),
+        "{head}"
+    );
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(&body[..])
+        .read_to_string(&mut text)
+        .expect("a complete gzip stream");
+    let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(last["type"], "done", "{text}");
+    assert_eq!(last["summary"]["hits"], 1);
+    let _ = daemon.kill();
+    let _ = daemon.wait();
+}

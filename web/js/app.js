@@ -20,6 +20,7 @@ import { SettingsPane } from './settings.js';
 import { Live } from './live.js';
 import { narrow, wireMenu, FilterBar } from './layout.js';
 import { toolCard } from './toolcards.js';
+import { DeepSearch } from './deep.js';
 
 const DEBOUNCE_MS = 225;
 const MIN_CHARS = 2;
@@ -34,6 +35,7 @@ const els = {
   q: byId('q'),
   form: byId('filters'),
   results: byId('results'),
+  deep: byId('deep'),
   hits: byId('hits'),
   lane: byId('lane'),
   demo: byId('demo-banner'),
@@ -70,6 +72,7 @@ let shownKey = null;
 /** True while the open session's view is a history entry this page pushed (Back pops it). */
 let sessionPushed = false;
 
+const deepSearch = new DeepSearch(els.deep, { onOpen: (key, hit) => openSession(key, hit) });
 const sessionView = new SessionView(els.session, () => backend, (key) => openSession(key, null),
   () => toRequest(readForm(els.form)).scope || 'conversation',
   {
@@ -273,6 +276,7 @@ async function runSearch(req, { more = false, retries = TIMEOUT_RETRIES, follow 
   const run = ++generation;
   const body = more && cursor ? { ...req, cursor } : req;
   els.results.setAttribute('aria-busy', 'true');
+  if (!more) deepSearch.clear();
   if (!more && backend.sessions) {
     renderLane(els.lane, { api: backend, q: req.q, filters: listFilters(), signal: mine.signal, onOpen: (s) => openSession(s.session_key, null) })
       .catch(() => {
@@ -337,14 +341,18 @@ function render(res, more) {
   if (!more) replace(els.hits);
   else els.hits.querySelector('.more')?.remove();
   // The end with nothing found (on page 1, or after following empty pages).
+  // Only the daemon reads source files: Deep Search for what the index leaves out.
+  const deep = backend.kind === 'online' && lastRequest?.q?.trim() ? deepSearch.button(lastRequest) : null;
+  els.hits.querySelector('.deep-btn')?.remove();
   if (!sessions.length && !res.cursor && !els.hits.querySelector('.session-card')) {
-    append(els.hits, [h('p', { class: 'empty' }, 'No conversation matches.'), coverageNode(res.coverage)]);
+    append(els.hits, [h('p', { class: 'empty' }, 'No conversation matches.'), coverageNode(res.coverage), deep]);
     return;
   }
   append(els.hits, cards);
   if (res.cursor) {
     append(els.hits, [h('button', { type: 'button', class: 'more', onclick: () => runSearch(lastRequest, { more: true }) }, 'More results')]);
   }
+  append(els.hits, [deep]);
 }
 
 function openSession(key, hit) {

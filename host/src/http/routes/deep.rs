@@ -202,8 +202,11 @@ fn start(
         );
         let _ = ch.send(serde_json::json!({"type": "done", "summary": summary}));
     });
+    // Fused: a body layer (gzip) may poll again after the end.
     let body =
-        futures_util::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|x| (x, rx)) });
+        futures_util::StreamExt::fuse(futures_util::stream::unfold(rx, |mut rx| async move {
+            rx.recv().await.map(|x| (x, rx))
+        }));
     let mut r = Body::from_stream(body).into_response();
     let h = r.headers_mut();
     h.insert(
