@@ -70,6 +70,11 @@ check_prerequisites() {
     echo "tests/shared/corpus-gen/gen.py is missing: the vendored corpus is incomplete" >&2
     ok=1
   }
+  # The disk the build and the tests write to: a fresh debug build of the
+  # workspace and its tests takes the space measured in
+  # bench/results/disk-*.md; say how much is free so a full disk is named as
+  # such rather than as failing tests.
+  df -h . "${TMPDIR:-/tmp}" 2>/dev/null | awk 'NR == 1 || !seen[$0]++'
   return $ok
 }
 
