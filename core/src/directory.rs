@@ -56,8 +56,11 @@ impl Directory {
                 .and_then(|s| s.locate(&e.generation_file))
                 .and_then(|(i, o)| ranks.get_mut(i)?.get_mut(o as usize));
             match slot {
-                Some(slot) => *slot = rank,
-                None => uncovered.push(rank),
+                Some(slot) if *slot == NONE => *slot = rank,
+                // A generation another session already holds (two hosts
+                // with the same bytes): the segment answers for one, this
+                // one is scanned, so neither is lost.
+                _ => uncovered.push(rank),
             }
             keys.push((*k).clone());
             max_ts.push(e.max_ts_ms);
@@ -270,5 +273,28 @@ mod tests {
         let other = Arc::new((*m).clone());
         assert!(!Arc::ptr_eq(&first, &cache.get(&other, None)));
         assert!(Arc::ptr_eq(&first, &cache.get(&m, None)));
+    }
+
+    #[test]
+    fn two_sessions_naming_one_covered_generation_are_both_planned() {
+        let shard = serde_json::json!({
+            "session": {"source": "pi", "session_id": "s", "title": null, "cwd": null, "branch": null,
+                "created_ms": 1, "updated_ms": 1, "messages": 1, "parent": null, "resume": null, "paths": []},
+            "records": [{"role": "user", "ts_ms": 1, "text": "hello", "seq": 1,
+                "locator": {"kind": "native_event", "line_no": 1, "content_hash16": "0000000000000000"}}],
+        });
+        let bytes = serde_json::to_vec(&shard).expect("json");
+        let prepared = crate::PreparedShard::from_bytes(&bytes).expect("shard");
+        let name = crate::naming::generation_file_name(&bytes);
+        let seg = crate::segment::build(&[(&name, &prepared)]);
+        let set = SegmentSet::new(vec![Arc::new(crate::Segment::open(seg).expect("segment"))]);
+        let mut m = Manifest::empty("s".into(), 1);
+        m.sessions.insert("a/k".into(), entry(&name, Some(5)));
+        m.sessions.insert("b/k".into(), entry(&name, Some(5)));
+        m.sessions.insert("c".into(), entry("gc", Some(4)));
+        let d = Directory::build(Arc::new(m), Some(Arc::new(set)));
+        // "a/k" holds the segment's ordinal; "b/k" and "c" are scanned.
+        assert_eq!(d.ranks[0], [0]);
+        assert_eq!(d.uncovered(), [1, 2]);
     }
 }
