@@ -96,18 +96,34 @@ fn search(home: &Path, weed: &Weed, q: &str, cap: u64) -> (recall_core::Response
     (r, f)
 }
 
+/// Every file of the cache (one folder per host), as `<host-id>/<file>` (or
+/// `<file>` outside a host folder), with its length.
 fn cache_files(home: &Path) -> Vec<(String, u64)> {
-    let mut out: Vec<(String, u64)> = fs::read_dir(store_dir(home).join(CACHE_DIR))
-        .map(|d| {
-            d.flatten()
-                .map(|e| {
-                    let len = e.metadata().map(|m| m.len()).unwrap_or(0);
-                    (e.file_name().to_string_lossy().into_owned(), len)
-                })
-                .collect()
+    let root = store_dir(home).join(CACHE_DIR);
+    let mut out: Vec<(String, u64)> = cache_paths(home)
+        .into_iter()
+        .map(|p| {
+            let len = fs::metadata(&p).map(|m| m.len()).unwrap_or(0);
+            let rel = p.strip_prefix(&root).expect("under the cache");
+            (rel.to_string_lossy().into_owned(), len)
         })
-        .unwrap_or_default();
+        .collect();
     out.sort();
+    out
+}
+
+fn cache_paths(home: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut dirs = vec![store_dir(home).join(CACHE_DIR)];
+    while let Some(d) = dirs.pop() {
+        for e in fs::read_dir(&d).into_iter().flatten().flatten() {
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                dirs.push(e.path());
+            } else {
+                out.push(e.path());
+            }
+        }
+    }
     out
 }
 
@@ -315,11 +331,12 @@ fn a_long_lived_reader_verifies_each_segment_once_and_holds_only_the_current_cat
     // Warm, the cached segments and snapshot even gone from disk (they are
     // held in memory): the listing and the catalog, nothing verified again,
     // the same answer.
-    let dir = store_dir(&a).join(CACHE_DIR);
+    let dir = store_dir(&a).join(CACHE_DIR).join(&b_id);
     let mut removed = 0;
     for e in fs::read_dir(&dir).expect("cache").flatten() {
         let n = e.file_name().to_string_lossy().into_owned();
-        if n.ends_with(".seg") || n.starts_with(&b_id) {
+        // Its segments and its snapshot (`<store-id>-<revision>.json`).
+        if n.ends_with(".seg") || n.contains('-') {
             fs::remove_file(e.path()).expect("rm");
             removed += 1;
         }
@@ -443,14 +460,13 @@ fn a_damaged_cached_segment_is_caught_by_its_checksum_and_fetched_again() {
     );
     // One byte of every cached segment flipped (its name still says it is
     // fine): the CRC refuses it, the segment is fetched again, same answer.
-    let dir = store_dir(&a).join(CACHE_DIR);
     let mut flipped = 0;
-    for e in fs::read_dir(&dir).expect("cache").flatten() {
-        if e.file_name().to_string_lossy().ends_with(".seg") {
-            let mut bytes = fs::read(e.path()).expect("read");
+    for p in cache_paths(&a) {
+        if p.to_string_lossy().ends_with(".seg") {
+            let mut bytes = fs::read(&p).expect("read");
             let at = bytes.len() / 2;
             bytes[at] ^= 0x55;
-            fs::write(e.path(), &bytes).expect("write");
+            fs::write(&p, &bytes).expect("write");
             flipped += 1;
         }
     }

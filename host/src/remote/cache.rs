@@ -1,26 +1,36 @@
-//! The local cache of other hosts' objects (`<store>/remote-cache/`): files
-//! named by content (generations, segments) or by host, store id and revision
-//! (catalog snapshots), checked on every read from disk, so a torn or foreign
-//! file is fetched again, never trusted: a generation against its content
-//! hash, a snapshot by parsing it, a segment by `Segment::open` (its CRC-32
-//! and structure; its content hash only when fetched: the cache writes only
+//! The local cache of other hosts' objects (`<store>/remote-cache/<host-id>/`):
+//! one folder per host, so a host is only ever answered from objects fetched
+//! from its own prefix (naming another host's segment in a catalog makes
+//! nothing available). Files are named by content (generations, segments)
+//! or by store id and revision (catalog snapshots), and checked on every
+//! read from disk, so a torn or foreign file is fetched again, never
+//! trusted: a generation against its content hash, a snapshot by parsing
+//! it, a segment by `Segment::open` through a memory map (its CRC-32 and
+//! structure; its content hash only when fetched: the cache writes only
 //! bytes whose hash matched, and hashing 75 MB of cached segments per search
-//! was most of a warm search's time). A long-lived reader adds a [`Memo`]:
+//! was most of a warm search's time). A fetched object streams to a temp
+//! file, hashed on the way and bounded by its kind ([`Kind::max_bytes`]; a
+//! generation also by the size its snapshot entry gives), so no object is
+//! held whole in memory before it is known to be what its name says; when
+//! the disk will not take it, it is fetched into memory instead (still
+//! bounded) and not cached. A long-lived reader adds a [`Memo`]:
 //! segments and snapshots verified once, then reused from memory. It counts
 //! what one search fetched from the bucket ([`Fetched`]) and what it verified
 //! ([`Verified`]), and is kept under a size cap ([`Cache::prune`]): least
 //! recently used first (a read touches the file), objects the current
 //! catalogs reference last.
 
-use super::fetch::{get, Failure};
+use super::fetch::{self, Failure, Kind, StreamError};
 use super::memo::{Memo, Verified};
 use super::{Remote, RemoteError};
-use crate::store::segments::segment_name;
+use crate::store::random_hex;
+use crate::store::segments;
 use recall_core::layout::{self, bucket, host as in_host, HostCatalog};
-use recall_core::naming::generation_file_name;
 use recall_core::{Manifest, Segment};
+use sha2::{Digest, Sha256};
 use std::collections::HashSet;
 use std::fs;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
@@ -65,14 +75,6 @@ impl std::fmt::Display for Fetched {
             self.generations
         )
     }
-}
-
-#[derive(Clone, Copy)]
-enum What {
-    Catalog,
-    Snapshot,
-    Segment,
-    Generation,
 }
 
 /// What [`Cache::prune`] did.
@@ -140,102 +142,184 @@ impl Cache {
         *self.fetched.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn count(&self, what: Option<What>, bytes: Option<usize>) {
+    fn count(&self, kind: Option<Kind>, bytes: u64) {
         let mut f = self.fetched.lock().unwrap_or_else(|p| p.into_inner());
         f.requests += 1;
-        f.bytes += bytes.unwrap_or(0) as u64;
-        match what {
+        f.bytes += bytes;
+        match kind {
             None => f.listings += 1,
-            Some(What::Catalog) => f.catalogs += 1,
-            Some(What::Snapshot) => f.snapshots += 1,
-            Some(What::Segment) => f.segments += 1,
-            Some(What::Generation) => f.generations += 1,
+            Some(Kind::Catalog) => f.catalogs += 1,
+            Some(Kind::Snapshot) => f.snapshots += 1,
+            Some(Kind::Segment) => f.segments += 1,
+            Some(Kind::Generation) => f.generations += 1,
         }
     }
 
-    async fn get(&self, remote: &Remote, key: &str, what: What) -> Result<Vec<u8>, Failure> {
-        let r = get(remote, key).await;
-        self.count(Some(what), r.as_ref().ok().map(Vec::len));
+    /// One object into memory, at most `bound` bytes (counted).
+    async fn get(
+        &self,
+        remote: &Remote,
+        key: &str,
+        kind: Kind,
+        bound: u64,
+    ) -> Result<Vec<u8>, Failure> {
+        let r = fetch::get(remote, key, kind, bound).await;
+        self.count(Some(kind), r.as_ref().map_or(0, |b| b.len() as u64));
         r
+    }
+
+    /// The folder of one host's files (`host` is a host id: checked).
+    fn host_dir(&self, host: &str) -> Result<PathBuf, Failure> {
+        if !layout::is_host_id(host) {
+            return Err(Failure::Corrupt(format!("bad host id {host:?}")));
+        }
+        Ok(self.dir.join(host))
+    }
+
+    /// One object streamed to a temp file in `dir`, hashed on the way, at
+    /// most `bound` bytes (counted); into memory when the disk will not
+    /// take it (a full disk, a read-only cache).
+    async fn download(
+        &self,
+        remote: &Remote,
+        dir: &Path,
+        key: &str,
+        kind: Kind,
+        bound: u64,
+    ) -> Result<Downloaded, Failure> {
+        let tmp = dir.join(format!(".tmp-{}-{}", std::process::id(), random_hex(8)));
+        let file = fs::create_dir_all(dir).and_then(|_| {
+            fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&tmp)
+        });
+        if let Ok(file) = file {
+            let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+            let (mut hash, mut got) = (Sha256::new(), 0u64);
+            let r = fetch::stream(remote, key, kind, bound, |c| {
+                got += c.len() as u64;
+                hash.update(c);
+                out.write_all(c)
+            })
+            .await;
+            let flushed = r.and_then(|len| {
+                out.flush().map_err(StreamError::Local)?;
+                Ok(len)
+            });
+            self.count(Some(kind), got);
+            match flushed {
+                Ok(_) => {
+                    return Ok(Downloaded {
+                        body: Body::File(tmp),
+                        hash16: hex16(&hash.finalize()),
+                    })
+                }
+                Err(e) => {
+                    let _ = fs::remove_file(&tmp);
+                    if let StreamError::Remote(f) = e {
+                        return Err(f);
+                    }
+                }
+            }
+        }
+        let b = self.get(remote, key, kind, bound).await?;
+        Ok(Downloaded {
+            hash16: recall_core::naming::hash16(&b),
+            body: Body::Memory(b),
+        })
+    }
+
+    /// Puts a verified download under its name in `dir` (best effort: a
+    /// failed write only costs a fetch next time).
+    fn keep(&self, body: &Body, dir: &Path, file: &str) {
+        match body {
+            Body::File(tmp) => {
+                if fs::rename(tmp, dir.join(file)).is_err() {
+                    let _ = fs::remove_file(tmp);
+                }
+            }
+            Body::Memory(b) => self.write(dir, file, b),
+        }
     }
 
     /// The host ids under the prefix (one listing, counted).
     pub async fn host_ids(&self, remote: &Remote) -> Result<Vec<String>, RemoteError> {
-        self.count(None, None);
+        self.count(None, 0);
         super::fetch::host_ids(remote).await
     }
 
     /// A host's current catalog (always fetched: it is what moves).
     pub async fn catalog(&self, remote: &Remote, id: &str) -> Result<HostCatalog, Failure> {
+        let key = bucket::key(&remote.prefix, id, in_host::CATALOG);
         let bytes = self
-            .get(
-                remote,
-                &bucket::key(&remote.prefix, id, in_host::CATALOG),
-                What::Catalog,
-            )
+            .get(remote, &key, Kind::Catalog, Kind::Catalog.max_bytes())
             .await?;
-        super::fetch::parse_catalog(&bytes)
+        fetch::parse_catalog(&bytes)
     }
 
-    fn read(&self, file: &str) -> Option<Vec<u8>> {
-        let path = self.dir.join(file);
+    fn read(&self, dir: &Path, file: &str) -> Option<Vec<u8>> {
+        let path = dir.join(file);
         let b = fs::read(&path).ok()?;
-        // Least recently used = oldest modification time: a read is a use.
-        if let Ok(f) = fs::OpenOptions::new().write(true).open(&path) {
-            let _ = f.set_modified(SystemTime::now());
-        }
+        touch(&path);
         Some(b)
     }
 
     /// Best effort: a failed write only costs a fetch next time.
-    fn write(&self, file: &str, bytes: &[u8]) {
-        let _ = fs::create_dir_all(&self.dir);
-        let tmp = self.dir.join(format!(".tmp-{}-{file}", std::process::id()));
+    fn write(&self, dir: &Path, file: &str, bytes: &[u8]) {
+        let _ = fs::create_dir_all(dir);
+        let tmp = dir.join(format!(".tmp-{}-{file}", std::process::id()));
         // A full disk fails the write part-way: never leave the stub behind.
-        let kept = fs::write(&tmp, bytes).is_ok() && fs::rename(&tmp, self.dir.join(file)).is_ok();
+        let kept = fs::write(&tmp, bytes).is_ok() && fs::rename(&tmp, dir.join(file)).is_ok();
         if !kept {
             let _ = fs::remove_file(&tmp);
         }
     }
 
-    /// Bytes stored under a content name, fetched from `key` when the cache
-    /// has no copy that `valid` accepts.
-    async fn content(
-        &self,
-        remote: &Remote,
-        key: &str,
-        file: &str,
-        what: What,
-        valid: impl Fn(&[u8]) -> bool,
-    ) -> Result<Vec<u8>, Failure> {
-        if let Some(b) = self.read(file).filter(|b| valid(b)) {
-            return Ok(b);
-        }
-        let b = self.get(remote, key, what).await?;
-        if !valid(&b) {
-            return Err(Failure::Corrupt(format!(
-                "{file}: its bytes do not match its name"
-            )));
-        }
-        self.write(file, &b);
-        Ok(b)
-    }
-
-    /// A host's generation, verified against its content name.
+    /// A host's generation, verified against its content name. `claimed`
+    /// is the size the host's snapshot gives it (0 = not given): an object
+    /// that weighs more is refused before its body is read.
     pub async fn generation(
         &self,
         remote: &Remote,
         host: &str,
         name: &str,
+        claimed: u64,
     ) -> Result<Vec<u8>, Failure> {
-        if !layout::is_generation_name(name) {
+        let dir = self.host_dir(host)?;
+        let Some(stem) = name
+            .strip_suffix(".json")
+            .filter(|_| layout::is_generation_name(name))
+        else {
             return Err(Failure::Corrupt(format!("bad generation name {name}")));
+        };
+        if let Some(b) = self
+            .read(&dir, name)
+            .filter(|b| recall_core::naming::hash16(b) == stem)
+        {
+            return Ok(b);
         }
+        let max = Kind::Generation.max_bytes();
+        let bound = if claimed > 0 { claimed.min(max) } else { max };
         let key = bucket::key(&remote.prefix, host, &in_host::generation(name));
-        self.content(remote, &key, name, What::Generation, |b| {
-            generation_file_name(b) == name
-        })
-        .await
+        let got = self
+            .download(remote, &dir, &key, Kind::Generation, bound)
+            .await?;
+        if got.hash16 != stem {
+            got.body.discard();
+            return Err(Failure::Corrupt(format!(
+                "{name}: its bytes do not match its name"
+            )));
+        }
+        let bytes = match &got.body {
+            Body::File(tmp) => fs::read(tmp).map_err(|e| {
+                got.body.discard();
+                Failure::Unreachable(format!("{name}: the cache: {e}"))
+            })?,
+            Body::Memory(b) => b.clone(),
+        };
+        self.keep(&got.body, &dir, name);
+        Ok(bytes)
     }
 
     /// A host's segment: from the memo, else the disk cache (opened: its CRC
@@ -247,29 +331,54 @@ impl Cache {
         host: &str,
         name: &str,
     ) -> Result<Arc<Segment>, Failure> {
-        if !layout::is_segment_name(name) {
+        let dir = self.host_dir(host)?;
+        let Some(stem) = name
+            .strip_suffix(".seg")
+            .filter(|_| layout::is_segment_name(name))
+        else {
             return Err(Failure::Corrupt(format!("bad segment name {name}")));
-        }
+        };
         if let Some(seg) = self.memo.as_ref().and_then(|m| m.segment(host, name)) {
             return Ok(seg);
         }
-        let cached = self.read(name).and_then(|b| {
-            self.verifying(Some(b.len()));
-            Segment::open(b).ok()
+        let cached = segments::open(&dir, name).ok().inspect(|seg| {
+            touch(&dir.join(name));
+            self.verifying(Some(seg.bytes().len()));
         });
         let seg = match cached {
             Some(seg) => Arc::new(seg),
             None => {
                 let key = bucket::key(&remote.prefix, host, &in_host::segment(name));
-                let b = self.get(remote, &key, What::Segment).await?;
-                if segment_name(&b) != name {
+                let bound = Kind::Segment.max_bytes();
+                let got = self
+                    .download(remote, &dir, &key, Kind::Segment, bound)
+                    .await?;
+                if got.hash16 != stem {
+                    got.body.discard();
                     return Err(Failure::Corrupt(format!(
                         "{name}: its bytes do not match its name"
                     )));
                 }
-                self.verifying(Some(b.len()));
-                let seg = Segment::open(b).map_err(|e| Failure::Corrupt(format!("{name}: {e}")))?;
-                self.write(name, seg.bytes());
+                let corrupt = |e: String| Failure::Corrupt(format!("{name}: {e}"));
+                let seg = match got.body {
+                    Body::Memory(b) => {
+                        self.verifying(Some(b.len()));
+                        let seg = Segment::open(b).map_err(|e| corrupt(e.to_string()))?;
+                        self.write(&dir, name, seg.bytes());
+                        seg
+                    }
+                    file @ Body::File(_) => {
+                        // Renamed into place, then mapped: the segment is
+                        // never copied into memory.
+                        self.keep(&file, &dir, name);
+                        let seg = segments::open(&dir, name).map_err(|e| {
+                            let _ = fs::remove_file(dir.join(name));
+                            corrupt(e)
+                        })?;
+                        self.verifying(Some(seg.bytes().len()));
+                        seg
+                    }
+                };
                 Arc::new(seg)
             }
         };
@@ -279,9 +388,9 @@ impl Cache {
         Ok(seg)
     }
 
-    /// The cache file of a host's catalog snapshot.
-    pub fn snapshot_file(host: &str, store_id: &str, revision: u64) -> String {
-        format!("{host}-{store_id}-{revision}.json")
+    /// The cache file of a host's catalog snapshot, in the host's folder.
+    pub fn snapshot_file(store_id: &str, revision: u64) -> String {
+        format!("{store_id}-{revision}.json")
     }
 
     /// A host's catalog snapshot (immutable once written, so cached by
@@ -293,9 +402,8 @@ impl Cache {
         store_id: &str,
         revision: u64,
     ) -> Result<Arc<Manifest>, Failure> {
-        let Some(snapshot) =
-            in_host::snapshot(store_id, revision).filter(|_| layout::is_host_id(host))
-        else {
+        let dir = self.host_dir(host)?;
+        let Some(snapshot) = in_host::snapshot(store_id, revision) else {
             return Err(Failure::Corrupt(format!("bad store id {store_id}")));
         };
         if let Some(m) = self
@@ -305,24 +413,32 @@ impl Cache {
         {
             return Ok(m);
         }
-        let file = Cache::snapshot_file(host, store_id, revision);
+        let file = Cache::snapshot_file(store_id, revision);
         let parse = |b: &[u8]| {
             self.verifying(None);
             serde_json::from_slice::<Manifest>(b)
                 .ok()
                 .filter(|m| m.store_id == store_id && m.revision == revision)
         };
-        let m = match self.read(&file).and_then(|b| parse(&b)) {
+        let m = match self.read(&dir, &file).and_then(|b| parse(&b)) {
             Some(m) => Arc::new(m),
             None => {
                 let key = bucket::key(&remote.prefix, host, &snapshot);
-                let b = self.get(remote, &key, What::Snapshot).await?;
-                let m = parse(&b).ok_or_else(|| {
-                    Failure::Corrupt(format!(
+                let bound = Kind::Snapshot.max_bytes();
+                let got = self
+                    .download(remote, &dir, &key, Kind::Snapshot, bound)
+                    .await?;
+                let parsed = match &got.body {
+                    Body::File(tmp) => fs::read(tmp).ok().and_then(|b| parse(&b)),
+                    Body::Memory(b) => parse(b),
+                };
+                let Some(m) = parsed else {
+                    got.body.discard();
+                    return Err(Failure::Corrupt(format!(
                         "catalog snapshot {store_id}-{revision} does not parse or names another revision"
-                    ))
-                })?;
-                self.write(&file, &b);
+                    )));
+                };
+                self.keep(&got.body, &dir, &file);
                 Arc::new(m)
             }
         };
@@ -334,31 +450,40 @@ impl Cache {
 
     /// Keeps the cache at most `cap` bytes: removes the least recently used
     /// files first, those not in `keep` (what the current catalogs
-    /// reference) before any in it; a file in `keep` goes only when the rest
-    /// is not enough. Leftover temporary files of other processes older
-    /// than a minute go too. Best effort: a file that cannot be removed is
-    /// skipped.
+    /// reference, as `<host-id>/<file>`) before any in it; a file in `keep`
+    /// goes only when the rest is not enough. Files outside a host folder
+    /// (an older layout, strays) are never referenced. Leftover temporary
+    /// files of other processes older than a minute go too. Best effort: a
+    /// file that cannot be removed is skipped.
     pub fn prune(&self, cap: u64, keep: &HashSet<String>) -> Pruned {
         let mut files = Vec::new();
-        let Ok(dir) = fs::read_dir(&self.dir) else {
-            return Pruned::default();
-        };
         let now = SystemTime::now();
-        for e in dir.flatten() {
-            let Ok(meta) = e.metadata() else { continue };
-            if !meta.is_file() {
+        let mut dirs = vec![(String::new(), self.dir.clone())];
+        while let Some((rel, dir)) = dirs.pop() {
+            let Ok(listing) = fs::read_dir(&dir) else {
                 continue;
-            }
-            let name = e.file_name().to_string_lossy().into_owned();
-            let at = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
-            if name.starts_with(".tmp-") {
-                let old = now.duration_since(at).is_ok_and(|d| d.as_secs() > 60);
-                if old {
-                    let _ = fs::remove_file(e.path());
+            };
+            for e in listing.flatten() {
+                let Ok(meta) = e.metadata() else { continue };
+                let name = e.file_name().to_string_lossy().into_owned();
+                if meta.is_dir() && rel.is_empty() && layout::is_host_id(&name) {
+                    dirs.push((format!("{name}/"), e.path()));
+                    continue;
                 }
-                continue;
+                if !meta.is_file() {
+                    continue;
+                }
+                let at = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+                if name.starts_with(".tmp-") {
+                    let old = now.duration_since(at).is_ok_and(|d| d.as_secs() > 60);
+                    if old {
+                        let _ = fs::remove_file(e.path());
+                    }
+                    continue;
+                }
+                let name = format!("{rel}{name}");
+                files.push((keep.contains(&name), at, name, meta.len()));
             }
-            files.push((keep.contains(&name), at, name, meta.len()));
         }
         let mut total: u64 = files.iter().map(|f| f.3).sum();
         // Unreferenced first, then the oldest use.
@@ -379,10 +504,48 @@ impl Cache {
     }
 }
 
-/// The cache files a host's current catalog references: its snapshot, its
-/// segments and the generations the snapshot names (`prune`'s `keep`).
+/// A fetched object in its temp file, or in memory when the disk would not
+/// take it.
+enum Body {
+    File(PathBuf),
+    Memory(Vec<u8>),
+}
+
+impl Body {
+    /// Drops a download that failed its check.
+    fn discard(&self) {
+        if let Body::File(tmp) = self {
+            let _ = fs::remove_file(tmp);
+        }
+    }
+}
+
+/// What [`Cache::download`] fetched, and the hash16 of its bytes.
+struct Downloaded {
+    body: Body,
+    hash16: String,
+}
+
+/// `recall_core::naming::hash16`'s form of a SHA-256 digest: its first 8
+/// bytes as 16 lowercase hex digits.
+fn hex16(digest: &[u8]) -> String {
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&digest[..8]);
+    format!("{:016x}", u64::from_be_bytes(first))
+}
+
+/// Least recently used = oldest modification time: a read is a use.
+fn touch(path: &Path) {
+    if let Ok(f) = fs::OpenOptions::new().write(true).open(path) {
+        let _ = f.set_modified(SystemTime::now());
+    }
+}
+
+/// The cache files a host's current catalog references, as
+/// `<host-id>/<file>`: its snapshot, its segments and the generations the
+/// snapshot names (`prune`'s `keep`).
 pub fn referenced(host: &str, manifest: &Manifest, segments: &[String]) -> Vec<String> {
-    let snap = Cache::snapshot_file(host, &manifest.store_id, manifest.revision);
+    let snap = Cache::snapshot_file(&manifest.store_id, manifest.revision);
     std::iter::once(snap)
         .chain(segments.iter().cloned())
         .chain(
@@ -391,5 +554,18 @@ pub fn referenced(host: &str, manifest: &Manifest, segments: &[String]) -> Vec<S
                 .values()
                 .map(|e| e.generation_file.clone()),
         )
+        .map(|file| format!("{host}/{file}"))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn hex16_is_the_naming_hash16() {
+        use sha2::Digest;
+        for b in [&b""[..], b"abc", &[0u8; 300][..]] {
+            let d = sha2::Sha256::digest(b);
+            assert_eq!(super::hex16(&d), recall_core::naming::hash16(b));
+        }
+    }
 }

@@ -620,23 +620,24 @@ impl UnionCatalog {
         };
         let plan = recall_core::plan::candidates(query, &self.manifest, self);
         let tools = recall_core::query::Lanes::of(query).tool;
-        let want: Vec<(String, String)> = plan
+        let want: Vec<(String, String, u64)> = plan
             .iter()
             .filter_map(|c| {
                 let part = &self.parts[*self.owner.get(c.key)?];
-                (!part.local).then(|| (part.host.id.clone(), c.entry.generation_file.clone()))
+                let name = c.entry.generation_file.clone();
+                (!part.local).then(|| (part.host.id.clone(), name, c.entry.bytes))
             })
             .take(query.limit * 2 + 8)
             // One the arena holds (a long-lived reader's earlier search) is
             // not loaded again.
-            .filter(|(_, name)| !self.arena.has_shard(name, tools))
+            .filter(|(host, name, _)| !self.arena.has_shard(&arena_name(host, name), tools))
             .collect();
         if want.is_empty() {
             return;
         }
-        let mut by_host: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        for (host, name) in want {
-            by_host.entry(host).or_default().push(name);
+        let mut by_host: BTreeMap<String, Vec<(String, u64)>> = BTreeMap::new();
+        for (host, name, bytes) in want {
+            by_host.entry(host).or_default().push((name, bytes));
         }
         let waited = Instant::now();
         let spent = self.rt.block_on(async {
@@ -650,12 +651,12 @@ impl UnionCatalog {
                     let started = Instant::now();
                     let limit = Arc::new(Semaphore::new(PREFETCH));
                     let mut tasks = tokio::task::JoinSet::new();
-                    for name in names {
+                    for (name, bytes) in names {
                         let (remote, cache, limit, host) =
                             (remote.clone(), cache.clone(), limit.clone(), host.clone());
                         tasks.spawn(async move {
                             let _slot = limit.acquire_owned().await;
-                            let _ = cache.generation(&remote, &host, &name).await;
+                            let _ = cache.generation(&remote, &host, &name, bytes).await;
                         });
                     }
                     // What is still running when the deadline passes is
@@ -863,7 +864,9 @@ impl Catalog for UnionCatalog {
         };
         let id = part.host.id.clone();
         let mut why = None;
-        let loaded = self.arena.get_or_load(&name, tools, || {
+        // Keyed by host: another host's copy of the same bytes does not
+        // make this host's claim good.
+        let loaded = self.arena.get_or_load(&arena_name(&id, &name), tools, || {
             let stalled = || Failure::Unreachable("deadline passed".into());
             let left = self.time_left(&id);
             let got = if left.is_zero() {
@@ -871,9 +874,12 @@ impl Catalog for UnionCatalog {
             } else {
                 let since = Instant::now();
                 let got = self.rt.block_on(async {
-                    tokio::time::timeout(left, self.cache.generation(remote, &id, &name))
-                        .await
-                        .unwrap_or_else(|_| Err(stalled()))
+                    tokio::time::timeout(
+                        left,
+                        self.cache.generation(remote, &id, &name, entry.bytes),
+                    )
+                    .await
+                    .unwrap_or_else(|_| Err(stalled()))
                 });
                 self.spend(&id, since.elapsed());
                 self.waited(since);
@@ -905,6 +911,12 @@ impl Catalog for UnionCatalog {
             }
         }
     }
+}
+
+/// The arena's name of another host's generation: the host, then the
+/// content name, so a host is only answered from bytes its own prefix gave.
+fn arena_name(host: &str, name: &str) -> String {
+    format!("{host}/{name}")
 }
 
 #[cfg(test)]
