@@ -8,16 +8,11 @@
 
 use super::args::{DeepArgs, KindArg};
 use super::catalog::ReadOnlyCatalog;
-use super::tools::{empty_note, index_info, Call};
+use super::tools::{empty_note, index_info, join, limit, Call};
 use crate::deep::{self, DeepHit, DeepProgress, DeepSession, DeepSink, Kind, KindFilter};
 use crate::engine::answer::fit_or_err;
 use crate::engine::budget::{Fields, Truncated};
 use serde_json::{json, Value};
-
-/// Matching lines returned unless asked for fewer or more.
-const DEFAULT_LIMIT: u64 = 20;
-/// The most matching lines one call returns.
-const MAX_LIMIT: u64 = 100;
 
 /// Gathers sessions until the deadline passes.
 struct Gather<'a> {
@@ -106,16 +101,8 @@ fn hit_json(h: &DeepHit, f: Fields, text: usize, t: &mut Truncated) -> Value {
 
 /// `session_deep_search`.
 pub fn session_deep_search(c: &Call, a: &DeepArgs) -> Result<Value, String> {
-    let limit = match a.limit {
-        None => DEFAULT_LIMIT,
-        Some(n) if (1..=MAX_LIMIT).contains(&n) => n,
-        Some(n) => {
-            return Err(format!(
-                "invalid_param: limit must be 1–{MAX_LIMIT}, not {n}"
-            ))
-        }
-    };
-    let sources = a.sources.as_ref().map(|v| v.join(","));
+    let limit = limit(a.limit)?;
+    let sources = join(&a.sources);
     let now = c.clock.now_ms.to_string();
     let offset = c.clock.utc_offset_min.to_string();
     let pairs = [

@@ -54,11 +54,7 @@ fn address(a: &EventArgs) -> Result<Address, String> {
 
 /// `session_event_search`: one budgeted page of hits inside one session.
 pub fn session_event_search(c: &Call, a: &EventSearchArgs) -> Result<Value, String> {
-    let n = match a.limit {
-        None => super::tools::DEFAULT_LIMIT,
-        Some(n) if (1..=super::tools::MAX_LIMIT).contains(&n) => n,
-        Some(n) => return Err(format!("invalid_param: limit must be 1–100, not {n}")),
-    };
+    let n = super::tools::limit(a.limit)?;
     let shape = Shape::of(a.max_tokens, a.fields);
     let f = shape.fields;
     let (key, generation, p) = load(c, &a.session)?;

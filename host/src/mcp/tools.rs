@@ -116,7 +116,8 @@ pub fn empty_note(view: &View) -> Value {
     })
 }
 
-fn limit(n: Option<u64>) -> Result<u64, String> {
+/// A paged tool's `limit`: 1–[`MAX_LIMIT`], [`DEFAULT_LIMIT`] when absent.
+pub(super) fn limit(n: Option<u64>) -> Result<u64, String> {
     match n {
         None => Ok(DEFAULT_LIMIT),
         Some(n) if (1..=MAX_LIMIT).contains(&n) => Ok(n),
@@ -126,7 +127,8 @@ fn limit(n: Option<u64>) -> Result<u64, String> {
     }
 }
 
-fn join(v: &Option<Vec<String>>) -> Option<String> {
+/// A list argument as the comma-separated parameter the core parses.
+pub(super) fn join(v: &Option<Vec<String>>) -> Option<String> {
     v.as_ref().map(|v| v.join(","))
 }
 
