@@ -26,25 +26,13 @@ use std::time::Duration;
 use store_support::*;
 use team_support::Weed;
 
-const NOW: i64 = 1_764_590_000_000;
+use team_support::hosts::NOW;
 const BUCKET: &str = "recall-cache";
 const URL: &str = "s3://recall-cache/t";
 
+/// A generated home of 30 sessions, indexed.
 fn home(root: &Path, seed: u32) -> PathBuf {
-    let out = root.join(format!("g{seed}"));
-    let st = std::process::Command::new("python3")
-        .arg(team_support::gen_py())
-        .arg("--out")
-        .arg(&out)
-        .args(["--seed", &seed.to_string(), "--sessions", "30"])
-        .args(["--now", &NOW.to_string()])
-        .stdout(std::process::Stdio::null())
-        .status()
-        .expect("python3 gen.py");
-    assert!(st.success(), "gen.py failed");
-    let h = out.join("home");
-    run_ok(&h, &["--now", &NOW.to_string(), "index"], 0);
-    h
+    team_support::hosts::home(root, seed, 30)
 }
 
 fn cli(home: &Path, weed: &Weed, args: &[&str]) -> std::process::Output {

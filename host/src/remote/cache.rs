@@ -230,6 +230,27 @@ impl Cache {
         })
     }
 
+    /// [`Cache::download`] of an object named by content (`<hash16>.<ext>`):
+    /// bytes that do not hash to `name` are dropped and the host is corrupt.
+    async fn named(
+        &self,
+        remote: &Remote,
+        dir: &Path,
+        key: &str,
+        kind: Kind,
+        bound: u64,
+        name: &str,
+    ) -> Result<Body, Failure> {
+        let got = self.download(remote, dir, key, kind, bound).await?;
+        if name.split_once('.').map(|(hash, _)| hash) != Some(got.hash16.as_str()) {
+            got.body.discard();
+            return Err(Failure::Corrupt(format!(
+                "{name}: its bytes do not match its name"
+            )));
+        }
+        Ok(got.body)
+    }
+
     /// Puts a verified download under its name in `dir` (best effort: a
     /// failed write only costs a fetch next time).
     fn keep(&self, body: &Body, dir: &Path, file: &str) {
@@ -302,23 +323,17 @@ impl Cache {
         let max = Kind::Generation.max_bytes();
         let bound = if claimed > 0 { claimed.min(max) } else { max };
         let key = bucket::key(&remote.prefix, host, &in_host::generation(name));
-        let got = self
-            .download(remote, &dir, &key, Kind::Generation, bound)
+        let body = self
+            .named(remote, &dir, &key, Kind::Generation, bound, name)
             .await?;
-        if got.hash16 != stem {
-            got.body.discard();
-            return Err(Failure::Corrupt(format!(
-                "{name}: its bytes do not match its name"
-            )));
-        }
-        let bytes = match &got.body {
+        let bytes = match &body {
             Body::File(tmp) => fs::read(tmp).map_err(|e| {
-                got.body.discard();
+                body.discard();
                 Failure::Unreachable(format!("{name}: the cache: {e}"))
             })?,
             Body::Memory(b) => b.clone(),
         };
-        self.keep(&got.body, &dir, name);
+        self.keep(&body, &dir, name);
         Ok(bytes)
     }
 
@@ -332,12 +347,9 @@ impl Cache {
         name: &str,
     ) -> Result<Arc<Segment>, Failure> {
         let dir = self.host_dir(host)?;
-        let Some(stem) = name
-            .strip_suffix(".seg")
-            .filter(|_| layout::is_segment_name(name))
-        else {
+        if !layout::is_segment_name(name) {
             return Err(Failure::Corrupt(format!("bad segment name {name}")));
-        };
+        }
         if let Some(seg) = self.memo.as_ref().and_then(|m| m.segment(host, name)) {
             return Ok(seg);
         }
@@ -350,17 +362,11 @@ impl Cache {
             None => {
                 let key = bucket::key(&remote.prefix, host, &in_host::segment(name));
                 let bound = Kind::Segment.max_bytes();
-                let got = self
-                    .download(remote, &dir, &key, Kind::Segment, bound)
+                let body = self
+                    .named(remote, &dir, &key, Kind::Segment, bound, name)
                     .await?;
-                if got.hash16 != stem {
-                    got.body.discard();
-                    return Err(Failure::Corrupt(format!(
-                        "{name}: its bytes do not match its name"
-                    )));
-                }
                 let corrupt = |e: String| Failure::Corrupt(format!("{name}: {e}"));
-                let seg = match got.body {
+                let seg = match body {
                     Body::Memory(b) => {
                         self.verifying(Some(b.len()));
                         let seg = Segment::open(b).map_err(|e| corrupt(e.to_string()))?;
