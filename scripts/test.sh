@@ -6,10 +6,11 @@
 #   bash scripts/test.sh            # from anywhere inside the repo
 #
 # Environment: RECALL_TEST_PROFILE=release runs the cargo and browser tests
-# optimised. The default is debug: measured from a clean clone on the 2-core
-# machine, the debug workspace builds and tests in ≈ 4 min (2m20s compile)
-# where release needs ≈ 13 CPU-minutes of compile alone (wasmtime, Cranelift,
-# the server stack); the tests themselves take ≈ 2 min either way.
+# optimised. The default is debug: from a clean clone on the 2-core machine
+# the whole command, installs (wasm-bindgen, SeaweedFS, the MCP SDK, Chromium's
+# npm parts) and every build included, took ≈ 22 min (CI, 2026-12-06), where
+# a release build alone needs ≈ 13 CPU-minutes more (wasmtime, Cranelift, the
+# server stack).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
