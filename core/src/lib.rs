@@ -19,6 +19,7 @@ pub mod collector;
 pub mod cursor;
 pub mod directory;
 pub mod error;
+pub mod expr;
 pub mod fold;
 pub mod grams;
 pub mod index;

@@ -1,14 +1,17 @@
 //! Term matching over folded text (DESIGN.md §3): substring occurrences that
 //! start and end on the fold of whole original chars, leftmost first and
-//! non-overlapping.
+//! non-overlapping; a whole-word term (`w:`, §13) only those that also start
+//! and end on Unicode word boundaries (UAX #29) of the folded text.
 
 use crate::fold::OffsetMap;
 use memchr::memmem::Finder;
+use unicode_segmentation::UnicodeSegmentation;
 
 /// A folded query term with its compiled searcher.
 #[derive(Clone, Debug)]
 pub struct Term {
     finder: Finder<'static>,
+    word: bool,
 }
 
 impl Term {
@@ -16,7 +19,21 @@ impl Term {
     pub fn new(folded: &str) -> Term {
         Term {
             finder: Finder::new(folded.as_bytes()).into_owned(),
+            word: false,
         }
+    }
+
+    /// Compiles a folded, non-empty term that matches whole words only.
+    pub fn word(folded: &str) -> Term {
+        Term {
+            word: true,
+            ..Term::new(folded)
+        }
+    }
+
+    /// Whether it matches whole words only.
+    pub fn is_word(&self) -> bool {
+        self.word
     }
 
     /// The folded term's bytes.
@@ -40,6 +57,9 @@ impl Term {
         map: Option<&OffsetMap>,
         mut f: impl FnMut(usize, usize) -> bool,
     ) {
+        if self.word {
+            return self.for_each_word(hay, map, f);
+        }
         let n = self.finder.needle().len();
         if map.is_none() {
             // Every position of an all-ASCII text is a char boundary, so
@@ -66,6 +86,44 @@ impl Term {
                 pos = end;
             } else {
                 pos = start + 1;
+            }
+        }
+    }
+
+    /// [`Term::for_each`] of a whole-word term: the substring occurrences
+    /// whose both ends are word boundaries; after a refused one the search
+    /// goes on one char later (`aa` in `aaa aa` is the second word).
+    fn for_each_word(
+        &self,
+        hay: &[u8],
+        map: Option<&OffsetMap>,
+        mut f: impl FnMut(usize, usize) -> bool,
+    ) {
+        let Ok(text) = std::str::from_utf8(hay) else {
+            return;
+        };
+        let n = self.finder.needle().len();
+        let mut bounds: Option<Vec<usize>> = None;
+        let mut pos = 0;
+        while pos + n <= hay.len() {
+            let Some(i) = self.finder.find(&hay[pos..]) else {
+                return;
+            };
+            let (start, end) = (pos + i, pos + i + n);
+            let b = bounds
+                .get_or_insert_with(|| text.split_word_bound_indices().map(|(i, _)| i).collect());
+            let at_bound = |i: usize| i == hay.len() || b.binary_search(&i).is_ok();
+            if is_boundary(map, start, hay.len())
+                && is_boundary(map, end, hay.len())
+                && at_bound(start)
+                && at_bound(end)
+            {
+                if !f(start, end) {
+                    return;
+                }
+                pos = end;
+            } else {
+                pos = start + text[start..].chars().next().map_or(1, char::len_utf8);
             }
         }
     }
@@ -126,6 +184,35 @@ mod tests {
         assert_eq!(occ("Straße", "strasse").len(), 1);
         assert!(occ("한국", "하").is_empty());
         assert_eq!(occ("하다", "하").len(), 1);
+    }
+
+    fn words(text: &str, term: &str) -> Vec<(usize, usize)> {
+        let f = fold(text);
+        let t = Term::word(&fold_str(term));
+        let mut v = Vec::new();
+        t.for_each(f.text.as_bytes(), f.map.as_ref(), |s, e| {
+            v.push((s, e));
+            true
+        });
+        v
+    }
+
+    #[test]
+    fn whole_words_only_at_word_boundaries() {
+        assert!(words("because", "cause").is_empty());
+        assert_eq!(words("the cause.", "cause"), vec![(4, 9)]);
+        assert_eq!(
+            words("Cause, because cause", "cause"),
+            vec![(0, 5), (15, 20)]
+        );
+        assert_eq!(words("aaa aa", "aa"), vec![(4, 6)]);
+        assert_eq!(words("snake_case case", "case"), vec![(11, 15)]);
+        assert!(words("renderRoute", "route").is_empty());
+        assert_eq!(
+            words("é-cause", "cause"),
+            vec![(2, 7)],
+            "offsets in the folded text"
+        );
     }
 
     #[test]
