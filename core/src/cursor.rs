@@ -115,6 +115,10 @@ pub fn fingerprint(q: &Query) -> String {
     if !q.models.is_empty() {
         canonical["models"] = serde_json::json!(q.models);
     }
+    // Only for expressions, so plain queries' cursors stay valid.
+    if let Some(e) = &q.expr {
+        canonical["expr"] = serde_json::json!(e.to_string());
+    }
     hash16(canonical.to_string().as_bytes())
 }
 

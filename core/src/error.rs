@@ -16,6 +16,8 @@ pub enum ErrorCode {
     TooManyTerms,
     /// A parameter is malformed.
     InvalidParam,
+    /// `q` does not follow the query grammar (the error carries `at`).
+    InvalidQuery,
     /// The cursor is undecodable or belongs to another query.
     InvalidCursor,
     /// The cursor's snapshot is no longer served.
@@ -42,6 +44,7 @@ impl ErrorCode {
             ErrorCode::QueryTooLong => "query_too_long",
             ErrorCode::TooManyTerms => "too_many_terms",
             ErrorCode::InvalidParam => "invalid_param",
+            ErrorCode::InvalidQuery => "invalid_query",
             ErrorCode::InvalidCursor => "invalid_cursor",
             ErrorCode::CursorExpired => "cursor_expired",
             ErrorCode::SessionNotFound => "session_not_found",

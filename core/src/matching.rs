@@ -3,6 +3,8 @@
 //! (DESIGN.md §4 "Order").
 
 use crate::cursor::SortKey;
+use crate::expr::Compiled;
+use crate::fold::OffsetMap;
 use crate::lane::Lane;
 use crate::matcher::Term;
 use crate::model::ManifestEntry;
@@ -16,20 +18,46 @@ pub const HITS_PER_SESSION: usize = 3;
 
 /// The query's terms, ready to match.
 pub struct Terms {
-    /// Compiled terms, in query order.
+    /// Compiled positive terms, in query order (what relevance counts and
+    /// snippets highlight).
     pub terms: Vec<Term>,
-    /// The term that drives the lane scan: the longest, usually the rarest.
-    pub driver: usize,
+    /// The required term that drives the lane scan: the longest, usually
+    /// the rarest (`None`: no term is required, every record is visited).
+    pub driver: Option<usize>,
+    /// The expression, when the query is more than its terms ANDed.
+    expr: Option<Compiled>,
 }
 
 impl Terms {
     /// Compiles the terms of a query.
     pub fn of(query: &Query) -> Terms {
+        if let Some(e) = &query.expr {
+            let c = Compiled::new(e);
+            return Terms {
+                terms: c.terms.clone(),
+                driver: c.driver,
+                expr: Some(c),
+            };
+        }
         let terms: Vec<Term> = query.terms.iter().map(|t| Term::new(t)).collect();
-        let driver = (0..terms.len())
-            .max_by_key(|&i| (terms[i].needle().len(), std::cmp::Reverse(i)))
-            .unwrap_or(0);
-        Terms { terms, driver }
+        let driver =
+            (0..terms.len()).max_by_key(|&i| (terms[i].needle().len(), std::cmp::Reverse(i)));
+        Terms {
+            terms,
+            driver,
+            expr: None,
+        }
+    }
+
+    /// Whether a record's folded text matches. `driver_found`: the driver's
+    /// raw hit lies in this ASCII text (so it occurs; plain queries only).
+    pub fn matches(&self, hay: &[u8], map: Option<&OffsetMap>, driver_found: bool) -> bool {
+        if let Some(e) = &self.expr {
+            return e.matches(hay, map);
+        }
+        self.terms.iter().enumerate().all(|(t, term)| {
+            (driver_found && Some(t) == self.driver && map.is_none()) || term.occurs(hay, map)
+        })
     }
 }
 
@@ -131,36 +159,19 @@ fn scan_lane(
     terms: &Terms,
     out: &mut Vec<Match>,
 ) {
-    let (driver, terms) = (terms.driver, &terms.terms);
-    let buf = &lane.buf;
     let relevance = query.sort == Sort::Relevance;
-    let mut pos = 0;
-    let mut entry = 0;
-    while pos < buf.len() {
-        let Some(i) = terms[driver].find(&buf[pos..]) else {
-            return;
-        };
-        let hit = pos + i;
-        entry = lane.entry_at(hit, entry);
-        pos = lane
-            .starts
-            .get(entry + 1)
-            .map_or(buf.len(), |&s| s as usize);
+    let mut visit = |entry: usize, driver_found: bool| {
         let record = lane.records[entry] as usize;
         if !record_passes(shard, record, query) {
-            continue;
+            return;
         }
         let text = lane.text(entry);
         let map = lane.maps[entry].as_ref();
-        let all = terms.iter().enumerate().all(|(t, term)| {
-            // The raw driver hit is already a valid occurrence in ASCII text.
-            (t == driver && map.is_none()) || term.occurs(text, map)
-        });
-        if !all {
-            continue;
+        if !terms.matches(text, map, driver_found) {
+            return;
         }
         let score = if relevance {
-            terms.iter().map(|t| t.count(text, map)).sum()
+            terms.terms.iter().map(|t| t.count(text, map)).sum()
         } else {
             0
         };
@@ -170,6 +181,27 @@ fn scan_lane(
             tool,
             score,
         });
+    };
+    let Some(driver) = terms.driver.map(|d| &terms.terms[d]) else {
+        // No required term (`a OR b`): every record is a candidate.
+        (0..lane.len()).for_each(|e| visit(e, false));
+        return;
+    };
+    let buf = &lane.buf;
+    let mut pos = 0;
+    let mut entry = 0;
+    while pos < buf.len() {
+        let Some(i) = driver.find(&buf[pos..]) else {
+            return;
+        };
+        let hit = pos + i;
+        entry = lane.entry_at(hit, entry);
+        pos = lane
+            .starts
+            .get(entry + 1)
+            .map_or(buf.len(), |&s| s as usize);
+        // The raw driver hit is already a valid occurrence in ASCII text.
+        visit(entry, true);
     }
 }
 

@@ -179,9 +179,14 @@ fn passes(query: &Query, e: &ManifestEntry) -> bool {
 
 /// Plans `query` over the snapshot `dir`.
 pub fn plan<'d>(query: &Query, dir: &'d Arc<Directory>, catalog: &dyn Catalog) -> Plan<'d> {
-    let needles: Vec<&[u8]> = query.terms.iter().map(|t| t.as_bytes()).collect();
+    let needles: Vec<&[u8]> = query
+        .required_terms()
+        .iter()
+        .map(|t| t.as_bytes())
+        .collect();
     let lanes = Lanes::of(query);
     let ts = |rank: u32| dir.max_ts(rank).map_or(Bound::Unknown, Bound::Ts);
+    let bounded = query.score_bounds_hold();
     let mut items = Vec::new();
     let mut probes = Vec::new();
     for (i, seg) in dir.segments().iter().flat_map(|s| s.segments()).enumerate() {
@@ -192,6 +197,7 @@ pub fn plan<'d>(query: &Query, dir: &'d Arc<Directory>, catalog: &dyn Catalog) -
                 // Every candidate gets a bound here, so its record classes
                 // are asked now too: one refused is not planned at all.
                 Sort::Relevance if !probe.contains(ord) => return,
+                Sort::Relevance if !bounded => Bound::Unknown,
                 Sort::Relevance => probe.score_bound(ord).map_or(Bound::Unknown, Bound::Score),
             };
             items.push(Item {
@@ -219,6 +225,7 @@ pub fn plan<'d>(query: &Query, dir: &'d Arc<Directory>, catalog: &dyn Catalog) -
                 };
                 catalog
                     .grams(k, e)
+                    .filter(|_| bounded)
                     .and_then(|g| g.max_score(&needles, lanes.conversation, lanes.tool))
                     .map_or(Bound::Unknown, Bound::Score)
             }

@@ -6,6 +6,7 @@
 //! them into a normalized [`Query`] or a [`QueryError`].
 
 use crate::error::ErrorCode;
+use crate::expr;
 use crate::fold::fold_str;
 use crate::model::{Role, Source};
 use crate::time::{Clock, TimeSpec};
@@ -47,6 +48,8 @@ pub struct QueryError {
     pub code: ErrorCode,
     /// A human-readable explanation (never contains the query text).
     pub message: String,
+    /// For `invalid_query`: the byte offset in `q` the error points at.
+    pub at: Option<usize>,
 }
 
 impl QueryError {
@@ -55,12 +58,25 @@ impl QueryError {
         QueryError {
             code,
             message: message.into(),
+            at: None,
         }
     }
 
-    /// The §7 error body `{ok:false, error, message}`.
+    /// `invalid_query` at byte `at` of `q`.
+    pub fn at(at: usize, message: impl Into<String>) -> QueryError {
+        QueryError {
+            at: Some(at),
+            ..QueryError::new(ErrorCode::InvalidQuery, message)
+        }
+    }
+
+    /// The §7 error body `{ok:false, error, message}` (+ `at`).
     pub fn to_json(&self) -> String {
-        serde_json::json!({"ok": false, "error": self.code, "message": self.message}).to_string()
+        let mut v = serde_json::json!({"ok": false, "error": self.code, "message": self.message});
+        if let Some(at) = self.at {
+            v["at"] = at.into();
+        }
+        v.to_string()
     }
 
     fn invalid(message: impl Into<String>) -> QueryError {
@@ -177,19 +193,71 @@ impl Request {
                 format!("q is longer than {MAX_QUERY_BYTES} bytes"),
             ));
         }
-        let terms = parse_terms(q);
-        if terms.is_empty() {
+        let parsed = expr::parse(q).map_err(|e| match e.kind {
+            expr::ExprErrorKind::TooManyTerms => {
+                QueryError::new(ErrorCode::TooManyTerms, e.message)
+            }
+            expr::ExprErrorKind::Invalid => QueryError::at(e.at, e.message),
+        })?;
+        let Some(node) = parsed.node else {
             return Err(QueryError::new(
                 ErrorCode::QRequired,
                 "q has no searchable term",
             ));
+        };
+        let terms: Vec<String> = node.positive().into_iter().map(|l| l.text).collect();
+        let expr = (!node.is_plain()).then_some(node);
+        let with_filters = self.with_inline(&parsed.filters)?;
+        let mut query = with_filters.parse_params(terms)?;
+        query.expr = expr;
+        Ok(query)
+    }
+
+    /// This request with `q`'s inline filters as its parameters. A filter
+    /// whose parameter is also given is an error (which would win is not
+    /// obvious); list filters given twice inline are joined (any of them).
+    fn with_inline(&self, filters: &[expr::Filter]) -> Result<Request, QueryError> {
+        use expr::FilterKey as K;
+        let mut r = self.clone();
+        for f in filters {
+            let (slot, given, list) = match (f.key, f.value.as_str()) {
+                (K::Role, _) => (&mut r.role, &self.role, true),
+                (K::Source, _) => (&mut r.source, &self.source, true),
+                (K::Model, _) => (&mut r.model, &self.model, true),
+                (K::Cwd, _) => (&mut r.cwd, &self.cwd, true),
+                (K::Since, _) => (&mut r.since, &self.since, false),
+                (K::Until, _) => (&mut r.until, &self.until, false),
+                (K::Scope, _) => (&mut r.scope, &self.scope, false),
+                (K::Is, "superseded") => {
+                    (&mut r.include_superseded, &self.include_superseded, false)
+                }
+                (K::Is, "subagent") => (&mut r.subagents, &self.subagents, false),
+                (K::Is, _) => return Err(QueryError::at(f.at, "is: takes superseded or subagent")),
+            };
+            let name = f.key.name();
+            if given.is_some() {
+                return Err(QueryError::at(
+                    f.at,
+                    format!("{name}: is also given as a parameter"),
+                ));
+            }
+            let value = match f.key {
+                K::Is => (!f.negated).to_string(),
+                _ => f.value.clone(),
+            };
+            *slot = match slot.take() {
+                None => Some(value),
+                Some(before) if list => Some(format!("{before},{value}")),
+                Some(_) => {
+                    return Err(QueryError::at(f.at, format!("{name}: is given twice")));
+                }
+            };
         }
-        if terms.len() > MAX_TERMS {
-            return Err(QueryError::new(
-                ErrorCode::TooManyTerms,
-                format!("q has more than {MAX_TERMS} distinct terms"),
-            ));
-        }
+        Ok(r)
+    }
+
+    /// The parameters (`q` already parsed into `terms`).
+    fn parse_params(&self, terms: Vec<String>) -> Result<Query, QueryError> {
         let scope = match self.scope.as_deref() {
             None | Some("conversation") => Scope::Conversation,
             Some("all") => Scope::All,
@@ -233,6 +301,7 @@ impl Request {
         let limit = parse_limit(self.limit.as_deref());
         Ok(Query {
             terms,
+            expr: None,
             sources,
             roles,
             scope,
@@ -275,8 +344,12 @@ pub enum Sort {
 /// A validated, normalized request.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Query {
-    /// Folded, de-duplicated terms (1–16), in query order.
+    /// The folded positive terms, each once, in query order (for a plain
+    /// query: all of them, ANDed).
     pub terms: Vec<String>,
+    /// The expression when `q` is more than terms ANDed (`OR`, groups,
+    /// exclusions, whole words); `None` for a plain query.
+    pub expr: Option<expr::Node>,
     /// Allowed sources; `None` = all.
     pub sources: Option<Vec<Source>>,
     /// Allowed roles (already intersected with the scope).
@@ -332,6 +405,22 @@ impl Query {
     /// Whether a session recording `models` passes the `model` filter.
     pub fn model_matches(&self, models: &[String]) -> bool {
         model_matches(&self.models, models)
+    }
+
+    /// The terms every matching record holds as substrings: what the
+    /// index (segment postings, filters) may prune by. All of them for a
+    /// plain query; none for `a OR b`.
+    pub fn required_terms(&self) -> Vec<&str> {
+        match &self.expr {
+            None => self.terms.iter().map(String::as_str).collect(),
+            Some(e) => e.required(),
+        }
+    }
+
+    /// Whether the index's score bounds (sums over the required terms)
+    /// bound a record's score: not when an `OR` makes a term optional.
+    pub fn score_bounds_hold(&self) -> bool {
+        self.expr.as_ref().is_none_or(|e| !e.has_or())
     }
 
     /// Whether a source passes the `source` filter.

@@ -159,7 +159,11 @@ fn scan(
     started: u64,
     collector: &mut Collector,
 ) -> Stop {
-    let needles: Vec<&[u8]> = query.terms.iter().map(|t| t.as_bytes()).collect();
+    let needles: Vec<&[u8]> = query
+        .required_terms()
+        .iter()
+        .map(|t| t.as_bytes())
+        .collect();
     let lanes = Lanes::of(query);
     let mut st = Stop::default();
     let mut unreadable = false;

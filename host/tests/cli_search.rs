@@ -107,6 +107,40 @@ fn json_errors_are_the_error_body_with_exit_2() {
 }
 
 #[test]
+fn an_invalid_query_shows_where_and_exclusions_follow_the_double_dash() {
+    let home = home();
+    let out = run(&home, &["search", "zebrafinch", "(pangolin"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            "invalid_query: this parenthesis is never closed\n  zebrafinch (pangolin\n             ^"
+        ),
+        "{err}"
+    );
+    let out = run_ok(&home, &["search", "--json", "zebrafinch", "(pangolin"], 2);
+    let v: Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(
+        (v["error"].as_str(), v["at"].as_u64()),
+        (Some("invalid_query"), Some(11))
+    );
+    // After `--` a query word may begin with `-`: an exclusion. Two
+    // sessions hold zebrafinch, one of them in the record with pangolin.
+    let keys = |args: &[&str]| {
+        let r: Response = serde_json::from_str(&run_ok(&home, args, 0)).unwrap();
+        r.sessions
+            .into_iter()
+            .map(|s| s.session_key)
+            .collect::<Vec<_>>()
+    };
+    let both = keys(&["search", "--json", "zebrafinch"]);
+    let one = keys(&["search", "--json", "--", "zebrafinch", "-pangolin"]);
+    assert_eq!((both.len(), one.len()), (2, 1), "{both:?} {one:?}");
+    let either = keys(&["search", "--json", "quokka_roundtrip", "OR", "pangolin"]);
+    assert_eq!(either.len(), 2, "{either:?}");
+}
+
+#[test]
 fn words_are_joined_and_every_field_is_a_flag() {
     let home = home();
     // Two words = two AND-ed terms in one record.

@@ -73,6 +73,10 @@ fn search_errors_are_400_bodies() {
         ("q=x&sort=sideways", "invalid_param"),
         ("q=x&cursor=%25%25%25", "invalid_cursor"),
         ("q=x&cursor=e30", "invalid_cursor"),
+        ("q=tide%20(ferry", "invalid_query"),
+        ("q=tide%20OR", "invalid_query"),
+        ("q=-tide", "invalid_query"),
+        ("q=tide%20role:user&role=user", "invalid_query"),
     ] {
         let r = d.get(&format!("/api/sessions/message-search?{query}"));
         assert_eq!(r.status, 400, "{query}: {}", r.text());
@@ -88,6 +92,11 @@ fn search_errors_are_400_bodies() {
     golden(
         "error_q_required",
         &d.get("/api/sessions/message-search").json(),
+    );
+    // The byte offset the error points at: the parenthesis never closed.
+    golden(
+        "error_invalid_query",
+        &d.get("/api/sessions/message-search?q=tide%20(ferry").json(),
     );
 }
 

@@ -6,11 +6,11 @@
 use super::filter::Filter;
 use super::{Entry, RecordState, SessionRef};
 use crate::fold::fold;
-use crate::matcher::Term;
+use crate::matching::Terms;
 use crate::model::{Locator, Role};
 use crate::naming::hash16;
 use crate::prepared::PreparedShard;
-use crate::query::{QueryError, Request};
+use crate::query::{Query, QueryError, Request};
 use crate::snippet::snippet;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
@@ -85,8 +85,12 @@ struct Cursor {
     after: u64,
 }
 
-fn fingerprint(terms: &[String], filter: &Filter) -> String {
-    let canonical = serde_json::json!({"terms": terms, "filter": filter});
+fn fingerprint(query: &Query, filter: &Filter) -> String {
+    let mut canonical = serde_json::json!({"terms": query.terms, "filter": filter});
+    // Only for expressions, so plain queries' cursors stay valid.
+    if let Some(e) = &query.expr {
+        canonical["expr"] = serde_json::json!(e.to_string());
+    }
     hash16(canonical.to_string().as_bytes())
 }
 
@@ -96,18 +100,18 @@ pub fn search_session(
     generation: &str,
     req: &SessionSearchRequest,
 ) -> Result<SessionSearchResponse, QueryError> {
-    let terms = Request::new(&req.q).parse()?.terms;
+    let query = Request::new(&req.q).parse()?;
     let mut filter = req.filter.clone();
     if filter.roles.is_none() {
         filter.roles = Some(vec![Role::User, Role::Assistant]);
     }
     let compiled = filter.compile()?;
-    let qh = fingerprint(&terms, &filter);
+    let qh = fingerprint(&query, &filter);
     let after = match &req.cursor {
         None => None,
         Some(c) => Some(decode(c, &qh, generation)?),
     };
-    let compiled_terms: Vec<Term> = terms.iter().map(|t| Term::new(t)).collect();
+    let terms = Terms::of(&query);
     let limit = req
         .limit
         .map_or(DEFAULT_LIMIT, |n| (n as usize).clamp(1, MAX_LIMIT));
@@ -121,7 +125,7 @@ pub fn search_session(
         let r = &p.shard.records[i];
         let f = fold(&r.text);
         let (hay, map) = (f.text.as_bytes(), f.map.as_ref());
-        if !compiled_terms.iter().all(|t| t.occurs(hay, map)) {
+        if !terms.matches(hay, map, false) {
             continue;
         }
         total += 1;
@@ -132,7 +136,7 @@ pub fn search_session(
             more = true;
             continue;
         }
-        let s = snippet(&r.text, hay, map, &compiled_terms);
+        let s = snippet(&r.text, hay, map, &terms.terms);
         let e = Entry::of(p, i);
         hits.push(SessionHit {
             index: e.index,

@@ -22,7 +22,11 @@ use std::sync::Arc;
 /// `recall search` options: the §4 request fields.
 #[derive(Debug, Args)]
 pub struct SearchArgs {
-    /// The query words (joined with single spaces into q; "quoted phrases" keep their spaces).
+    /// The query (its words joined with single spaces into q). Terms AND within one record;
+    /// "quoted phrases"; A OR B (or A | B); (groups); -term and -"phrase" exclude; w:word (or
+    /// =word) matches whole words; inline filters role: source: model: cwd: since: until: scope:
+    /// is:superseded is:subagent (-is: to exclude). Put the query after -- when a word begins
+    /// with -: recall search -- flaky -retry.
     #[arg(required = true, value_name = "Q")]
     pub words: Vec<String>,
     /// Comma list of sources (aliases such as deepseek-harness or "claude code" too).
@@ -339,5 +343,14 @@ fn fail(a: &SearchArgs, e: &QueryError) -> anyhow::Error {
             return w.into();
         }
     }
-    anyhow::anyhow!("{}: {}", e.code, e.message)
+    match e.at {
+        // Where in the query: the query, then a caret under the byte it
+        // points at (the person's own terminal, not a log).
+        Some(at) => {
+            let q = a.words.join(" ");
+            let col = q.get(..at).map_or(0, |s| s.chars().count());
+            anyhow::anyhow!("{}: {}\n  {q}\n  {}^", e.code, e.message, " ".repeat(col))
+        }
+        None => anyhow::anyhow!("{}: {}", e.code, e.message),
+    }
 }

@@ -18,6 +18,8 @@ pub struct ApiError {
     pub code: &'static str,
     /// A human-readable explanation.
     pub message: String,
+    /// For `invalid_query`: the byte offset in `q` it points at.
+    pub at: Option<usize>,
 }
 
 impl ApiError {
@@ -27,6 +29,7 @@ impl ApiError {
             status,
             code,
             message: message.into(),
+            at: None,
         }
     }
 
@@ -74,7 +77,11 @@ impl ApiError {
 
     /// The JSON body.
     pub fn body(&self) -> String {
-        serde_json::json!({"ok": false, "error": self.code, "message": self.message}).to_string()
+        let mut v = serde_json::json!({"ok": false, "error": self.code, "message": self.message});
+        if let Some(at) = self.at {
+            v["at"] = at.into();
+        }
+        v.to_string()
     }
 }
 
@@ -89,6 +96,7 @@ pub fn status_of(code: ErrorCode) -> StatusCode {
         | ErrorCode::QueryTooLong
         | ErrorCode::TooManyTerms
         | ErrorCode::InvalidParam
+        | ErrorCode::InvalidQuery
         | ErrorCode::InvalidFilter
         | ErrorCode::InvalidCursor => StatusCode::BAD_REQUEST,
     }
@@ -96,7 +104,10 @@ pub fn status_of(code: ErrorCode) -> StatusCode {
 
 impl From<QueryError> for ApiError {
     fn from(e: QueryError) -> ApiError {
-        ApiError::new(status_of(e.code), e.code.as_str(), e.message)
+        ApiError {
+            at: e.at,
+            ..ApiError::new(status_of(e.code), e.code.as_str(), e.message)
+        }
     }
 }
 
