@@ -108,6 +108,29 @@ test('one character does not search; a query with no match says what is indexed'
   await page.close();
 });
 
+test('the query language: OR widens, an exclusion narrows, a malformed query says where', { timeout: 120_000 }, async () => {
+  const page = await openPage(browser, server.url);
+  const keys = async (q) => {
+    await typeQuery(page, q);
+    await waitResults(page);
+    return page.$$eval('.session-card', (cards) => cards.map((c) => c.dataset.key));
+  };
+  const fromApi = async (q) => (await (await fetch(`${server.url}/api/sessions/message-search?q=${encodeURIComponent(q)}&limit=100`)).json()).sessions.map((s) => s.session_key);
+  for (const q of ['error OR panic', 'error -the', '(cargo | build) test']) {
+    const shown = await keys(q);
+    const want = await fromApi(q);
+    assert.deepEqual(shown, want.slice(0, shown.length), q);
+    assert.ok(shown.length > 0, `${q} finds something`);
+  }
+  const either = await fromApi('error OR panic');
+  const one = await fromApi('error');
+  assert.ok(either.length >= one.length && one.every((k) => either.includes(k)), 'OR is a superset');
+  await typeQuery(page, 'tide (ferry');
+  await page.waitForSelector('#note .error');
+  assert.match(await page.textContent('#note .error'), /cannot be read at character 6: this parenthesis is never closed/);
+  await page.close();
+});
+
 test('filters narrow the search and match the API', { timeout: 120_000 }, async () => {
   const page = await openPage(browser, server.url);
   await typeQuery(page, 'the');

@@ -77,7 +77,7 @@ test('at least 200 requests answer the same offline (wasm in the page) as from t
       try {
         out.push(await offline.search(r));
       } catch (e) {
-        out.push({ ok: false, error: e.code, message: e.message });
+        out.push({ ok: false, error: e.code, message: e.message, ...(e.at === undefined ? {} : { at: e.at }) });
       }
     }
     return out;

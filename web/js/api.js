@@ -4,13 +4,15 @@
 
 /** An error answer of the API (`{ok:false, error, message}`) or the network. */
 export class ApiError extends Error {
-  constructor(status, code, message) {
+  constructor(status, code, message, at) {
     super(message || code);
     this.name = 'ApiError';
     /** HTTP status, 0 for a network failure. */
     this.status = status;
     /** The §7 code (`invalid_param`, `cursor_expired`, `busy`, …) or `network`. */
     this.code = code;
+    /** For `invalid_query`: the byte offset in `q` the error points at. */
+    if (Number.isInteger(at)) this.at = at;
   }
 }
 
@@ -61,7 +63,7 @@ export async function getJson(path, params = {}, { signal } = {}) {
       if (e?.name === 'AbortError') throw e;
     }
     if (!res.ok || !body || body.ok === false) {
-      throw new ApiError(res.status, body?.error || `http_${res.status}`, body?.message || res.statusText);
+      throw new ApiError(res.status, body?.error || `http_${res.status}`, body?.message || res.statusText, body?.at);
     }
     return body;
   }

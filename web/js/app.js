@@ -296,7 +296,7 @@ async function runSearch(req, { more = false, retries = TIMEOUT_RETRIES, follow 
       runSearch(req);
       return;
     }
-    replace(els.note, h('p', { class: 'error', role: 'alert' }, errorText(e)));
+    replace(els.note, h('p', { class: 'error', role: 'alert' }, errorText(e, req.q)));
     if (!more) replace(els.hits);
     return;
   }
@@ -323,8 +323,14 @@ async function runSearch(req, { more = false, retries = TIMEOUT_RETRIES, follow 
   }));
 }
 
-function errorText(e) {
+function errorText(e, q = '') {
   if (e.code === 'network') return 'The recall daemon is not reachable. Start `recall serve`, or use the offline copy.';
+  if (e.code === 'invalid_query' && Number.isInteger(e.at)) {
+    // Where: the query up to the byte it points at, as characters.
+    const bytes = new TextEncoder().encode(q);
+    const col = new TextDecoder().decode(bytes.slice(0, e.at)).length;
+    return `The query cannot be read at character ${col + 1}: ${e.message}.`;
+  }
   return `Search failed: ${e.message}`;
 }
 

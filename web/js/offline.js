@@ -113,7 +113,7 @@ async function ready() {
 }
 
 function unwrap(body) {
-  if (body && body.ok === false) throw new ApiError(400, body.error, body.message);
+  if (body && body.ok === false) throw new ApiError(400, body.error, body.message, body.at);
   return body;
 }
 

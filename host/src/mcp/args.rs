@@ -60,7 +60,7 @@ pub struct Shape {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchArgs {
-    /// Words that must all occur in one message, as substrings after case and accent folding ("quoted phrases" keep their spaces).
+    /// Words that must all occur in one message, as substrings after case and accent folding ("quoted phrases" keep their spaces); also `A OR B`, (groups), -word to exclude, w:word for whole words, role:/since:/model: filters.
     pub query: String,
     /// Only these agents (source ids).
     pub sources: Option<Vec<String>>,

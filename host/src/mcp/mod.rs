@@ -222,7 +222,7 @@ impl RecallMcp {
 impl RecallMcp {
     /// Search past coding-agent conversations of this project.
     #[tool(
-        description = "Search past coding-agent sessions of this project ({agents}). Every word must occur in one message; \"quoted phrases\" keep their spaces. Returns one page of sessions (limit, default 20; newest first or sort=relevance) with hit snippets, and a cursor for the next page. Each hit's `read` object is the argument of session_event_read for it. The answer fits max_tokens (default 8000): what is cut is named in `truncated`."
+        description = "Search past coding-agent sessions of this project ({agents}). Every word must occur in one message; \"quoted phrases\" keep their spaces; `timeout OR deadline`, (groups), -word excludes, w:word matches whole words. Returns one page of sessions (limit, default 20; newest first or sort=relevance) with hit snippets, and a cursor for the next page. Each hit's `read` object is the argument of session_event_read for it. The answer fits max_tokens (default 8000): what is cut is named in `truncated`."
     )]
     async fn session_search(
         &self,

@@ -1,11 +1,14 @@
 // A deterministic mix of search requests for parity runs: words common and
-// rare, phrases, the DESIGN §3 fold cases, and every filter.
+// rare, phrases, the DESIGN §3 fold cases, §13's expressions, and every filter.
 
 const WORDS = [
   'websocket', 'slidingWindowLimiter', 'hashedSuffixFallback', 'Mobilgeräte', 'ブランチ', 'gemini', 'copilot', 'qwen',
   'the', 'error', 'test', 'file', 'fn', 'cargo', 'build', 'config', 'path', 'index', 'fix', 'session', 'return',
   'strasse', 'STRASSE', 'σίσυφος', 'istanbul', 'cafes', 'file', 'don\'t', 'a-b', '数据库', '하', 'か', 'xsscanary',
   '"the test"', 'error the', 'use std', '"let mut"', 'ledger', 'sync', 'http', 'json', 'main', 'todo', 'panic',
+  // The query grammar: OR, groups, exclusions, whole words, inline filters, and its errors.
+  'error OR panic', '(cargo | build) test', 'fix -test', 'w:fix', '=index', 'the role:user', 'error source:codex',
+  'todo -"the test"', 'http://x', 'f(x)', '(panic', 'json OR', '-the',
 ];
 
 const FILTERS = [

@@ -235,6 +235,11 @@ pub fn generate(facts: &Facts, seed: u64) -> Vec<Probe> {
     for _ in 0..150 {
         g.common();
     }
+    for _ in 0..120 {
+        let (s, r) = tokened[g.rng.below(tokened.len())];
+        let (s2, r2) = tokened[g.rng.below(tokened.len())];
+        g.expression(s, r, (s2, r2));
+    }
     g.errors();
     g.out
 }
@@ -285,6 +290,34 @@ impl<'a> Gen<'a> {
             Expect::Nothing
         };
         self.push("token", m, expect);
+    }
+
+    /// The query grammar (§13) around a token: `OR` with a miss or with
+    /// another record's token, exclusions, whole words, inline filters, and
+    /// the `invalid_query` errors.
+    fn expression(&mut self, s: usize, r: usize, other: (usize, usize)) {
+        const MISS: &str = "qqzzxnotaword";
+        let (sf, _, token) = self.at(s, r);
+        let (of, _, other_token) = self.at(other.0, other.1);
+        let key = sf.key.clone();
+        let source = sf.key.split(':').next().unwrap_or("").to_string();
+        let elsewhere = of.key.split(':').next().unwrap_or("").to_string();
+        let upper = token.to_uppercase();
+        let (q, expect) = match self.rng.below(12) {
+            0 => (format!("{token} OR {MISS}"), Expect::OnlyRecord(key)),
+            1 => (format!("({MISS} | {upper})"), Expect::OnlyRecord(key)),
+            2 => (format!("{token} OR {other_token}"), Expect::Includes(key)),
+            3 => (format!("{token} -{upper}"), Expect::Nothing),
+            4 => (format!("{token} -\"{MISS}\""), Expect::OnlyRecord(key)),
+            5 => (format!("w:{token}"), Expect::Any),
+            6 => (format!("{token} source:{source}"), Expect::OnlyRecord(key)),
+            7 if elsewhere != source => (format!("{token} source:{elsewhere}"), Expect::Nothing),
+            8 => (format!("({token}"), Expect::Error("invalid_query")),
+            9 => (format!("{token} OR"), Expect::Error("invalid_query")),
+            10 => (format!("-{token}"), Expect::Error("invalid_query")),
+            _ => (format!("({token} | {other_token}) -{MISS}"), Expect::Includes(key)),
+        };
+        self.push("expression", req(&q), expect);
     }
 
     /// A prefix or suffix of a token: its session is among the results.
