@@ -34,6 +34,7 @@ pub mod page;
 pub mod plan;
 pub mod prepared;
 pub mod preparing;
+pub mod prune;
 pub mod query;
 pub mod response;
 pub mod search;

@@ -9,8 +9,8 @@ use crate::cursor::{Cursor, SortKey};
 use crate::directory::Directory;
 use crate::error::ErrorCode;
 use crate::model::{Manifest, ManifestEntry};
+use crate::prune::Pruner;
 use crate::query::{Lanes, Query, QueryError, Sort};
-use crate::segment::Probe;
 use std::cmp::Ordering;
 use std::sync::Arc;
 
@@ -111,7 +111,7 @@ pub fn snapshot(query: &Query, catalog: &dyn Catalog) -> Result<Snapshot, QueryE
 pub struct Plan<'d> {
     dir: Arc<Directory>,
     /// Per segment of `dir`, in order: its answer for the query.
-    probes: Vec<Probe<'d>>,
+    probes: Vec<Pruner<'d>>,
     items: Vec<Item>,
 }
 
@@ -190,7 +190,7 @@ pub fn plan<'d>(query: &Query, dir: &'d Arc<Directory>, catalog: &dyn Catalog) -
     let mut items = Vec::new();
     let mut probes = Vec::new();
     for (i, seg) in dir.segments().iter().flat_map(|s| s.segments()).enumerate() {
-        let probe = seg.probe(&needles, lanes);
+        let probe = Pruner::new(seg, query, lanes);
         let mut push = |ord: u32, rank: u32| {
             let bound = match query.sort {
                 Sort::Newest => ts(rank),

@@ -159,11 +159,6 @@ fn scan(
     started: u64,
     collector: &mut Collector,
 ) -> Stop {
-    let needles: Vec<&[u8]> = query
-        .required_terms()
-        .iter()
-        .map(|t| t.as_bytes())
-        .collect();
     let lanes = Lanes::of(query);
     let mut st = Stop::default();
     let mut unreadable = false;
@@ -189,7 +184,7 @@ fn scan(
         st.visited += 1;
         if !c.indexed {
             if let Some(g) = env.catalog.grams(c.key, c.entry) {
-                if !g.may_match(&needles, lanes.conversation, lanes.tool) {
+                if !crate::prune::may_match(&g, query, lanes) {
                     continue;
                 }
             }
