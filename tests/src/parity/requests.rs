@@ -315,7 +315,10 @@ impl<'a> Gen<'a> {
             8 => (format!("({token}"), Expect::Error("invalid_query")),
             9 => (format!("{token} OR"), Expect::Error("invalid_query")),
             10 => (format!("-{token}"), Expect::Error("invalid_query")),
-            _ => (format!("({token} | {other_token}) -{MISS}"), Expect::Includes(key)),
+            _ => (
+                format!("({token} | {other_token}) -{MISS}"),
+                Expect::Includes(key),
+            ),
         };
         self.push("expression", req(&q), expect);
     }
