@@ -134,6 +134,18 @@ mod tests {
     }
 
     #[test]
+    fn the_fingerprint_covers_the_normalized_expression() {
+        let fp = |q: &str| fingerprint(&query(q, "5"));
+        assert_eq!(fp("a OR b"), fp("(a | b)"));
+        assert_eq!(fp("a b"), fp("a  b a"));
+        for other in ["a b", "a -b", "w:a OR b", "a OR b c"] {
+            assert_ne!(fp("a OR b"), fp(other), "{other}");
+        }
+        assert_ne!(fp("a -b"), fp("a b"));
+        assert_ne!(fp("w:a"), fp("a"));
+    }
+
+    #[test]
     fn round_trip_ignores_limit() {
         let c = Cursor {
             v: VERSION,

@@ -165,8 +165,15 @@ mod tests {
     use crate::fold::{fold, fold_str};
 
     fn occ(text: &str, term: &str) -> Vec<(usize, usize)> {
+        occurrences(text, &Term::new(&fold_str(term)))
+    }
+
+    fn words(text: &str, term: &str) -> Vec<(usize, usize)> {
+        occurrences(text, &Term::word(&fold_str(term)))
+    }
+
+    fn occurrences(text: &str, t: &Term) -> Vec<(usize, usize)> {
         let f = fold(text);
-        let t = Term::new(&fold_str(term));
         let mut v = Vec::new();
         t.for_each(f.text.as_bytes(), f.map.as_ref(), |s, e| {
             v.push((s, e));
@@ -184,17 +191,6 @@ mod tests {
         assert_eq!(occ("Straße", "strasse").len(), 1);
         assert!(occ("한국", "하").is_empty());
         assert_eq!(occ("하다", "하").len(), 1);
-    }
-
-    fn words(text: &str, term: &str) -> Vec<(usize, usize)> {
-        let f = fold(text);
-        let t = Term::word(&fold_str(term));
-        let mut v = Vec::new();
-        t.for_each(f.text.as_bytes(), f.map.as_ref(), |s, e| {
-            v.push((s, e));
-            true
-        });
-        v
     }
 
     #[test]
