@@ -12,6 +12,7 @@
 //! progress, and stop at `max_results` or when the sink says so (a client
 //! that went away).
 
+mod ahead;
 mod decode;
 mod scan;
 
@@ -286,81 +287,92 @@ pub fn run(
         .collect();
     chosen.sort_by(|a, b| recall_core::session::list::order(*a, *b));
     summary.progress.files_total = chosen.iter().map(|(_, e)| e.meta.paths.len() as u64).sum();
+    let paths: Vec<&str> = chosen
+        .iter()
+        .flat_map(|(_, e)| e.meta.paths.iter().map(String::as_str))
+        .collect();
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get().clamp(1, 4));
+    let never = std::sync::atomic::AtomicBool::new(false);
     let mut left = req.max_results.clamp(1, MAX_RESULTS);
-    'sessions: for (key, entry) in chosen {
-        let mut hits = Vec::new();
-        let mut records: Option<Vec<recall_core::model::MessageRecord>> = None;
-        for (i, path) in entry.meta.paths.iter().enumerate() {
-            if left == 0 {
-                summary.truncated = true;
-                break;
-            }
-            let mut on_line = |line_no: u64, offset: u64, raw: &[u8]| {
-                let d = decode::line(raw, &req.matcher);
-                let recs = records.get_or_insert_with(|| {
-                    catalog
-                        .load(key, entry, true)
-                        .map(|l| l.shard.shard.records.clone())
-                        .unwrap_or_default()
-                });
-                let rec = indexed(recs, i == 0, line_no, &d.ids);
-                let kind = rec.map_or(d.kind, |r| role_kind(r.role));
-                if req.kind.keeps(kind) {
-                    hits.push(DeepHit {
-                        kind,
-                        text: d.text,
-                        highlights: d.highlights,
-                        field: d.field,
-                        locator: rec.map(|r| r.locator.clone()),
-                        file: with_paths.then(|| path.clone()),
-                        line_no,
-                        offset,
+    ahead::Ahead::run(&paths, roots, &req.matcher, workers, |ahead| {
+        let mut job = 0;
+        'sessions: for (key, entry) in chosen {
+            let mut hits = Vec::new();
+            let mut records: Option<Vec<recall_core::model::MessageRecord>> = None;
+            for (i, path) in entry.meta.paths.iter().enumerate() {
+                if left == 0 {
+                    summary.truncated = true;
+                    break;
+                }
+                let verdict = ahead.take(job);
+                job += 1;
+                let mut on_line = |line_no: u64, offset: u64, raw: &[u8]| {
+                    let d = decode::line(raw, &req.matcher);
+                    let recs = records.get_or_insert_with(|| {
+                        catalog
+                            .load(key, entry, true)
+                            .map(|l| l.shard.shard.records.clone())
+                            .unwrap_or_default()
                     });
-                    left -= 1;
-                }
-                left > 0
-            };
-            let scanned = if roots.holds(Path::new(path)) {
-                scan::file(Path::new(path), &req.matcher, &mut on_line)
-            } else {
-                scan::Scanned {
-                    bytes: 0,
-                    error: Some("not under an agent's folder of this machine".into()),
-                }
-            };
-            summary.progress.files_done += 1;
-            summary.progress.bytes += scanned.bytes;
-            if let Some(e) = scanned.error {
-                summary.unreadable.push(if with_paths {
-                    format!("{path}: {e}")
+                    let rec = indexed(recs, i == 0, line_no, &d.ids);
+                    let kind = rec.map_or(d.kind, |r| role_kind(r.role));
+                    if req.kind.keeps(kind) {
+                        hits.push(DeepHit {
+                            kind,
+                            text: d.text,
+                            highlights: d.highlights,
+                            field: d.field,
+                            locator: rec.map(|r| r.locator.clone()),
+                            file: with_paths.then(|| path.clone()),
+                            line_no,
+                            offset,
+                        });
+                        left -= 1;
+                    }
+                    left > 0
+                };
+                // Only a file that holds a match is read again, here, in order.
+                let scanned = if !verdict.matched {
+                    verdict.scanned
+                } else if roots.holds(Path::new(path)) {
+                    scan::file(Path::new(path), &req.matcher, &never, true, &mut on_line)
                 } else {
-                    format!("{key}: {e}")
-                });
+                    ahead::outside()
+                };
+                summary.progress.files_done += 1;
+                summary.progress.bytes += scanned.bytes;
+                if let Some(e) = scanned.error {
+                    summary.unreadable.push(if with_paths {
+                        format!("{path}: {e}")
+                    } else {
+                        format!("{key}: {e}")
+                    });
+                }
+                if !sink.progress(summary.progress) {
+                    summary.cancelled = true;
+                    break 'sessions;
+                }
             }
-            if !sink.progress(summary.progress) {
-                summary.cancelled = true;
-                break 'sessions;
+            if !hits.is_empty() {
+                summary.sessions += 1;
+                summary.hits += hits.len() as u64;
+                let s = DeepSession {
+                    session_key: key.clone(),
+                    title: entry.meta.title.clone(),
+                    source: entry.meta.source.as_str(),
+                    updated_ms: recall_core::session::list::activity_ms(entry),
+                    hits,
+                };
+                if !sink.session(s) {
+                    summary.cancelled = true;
+                    break;
+                }
             }
-        }
-        if !hits.is_empty() {
-            summary.sessions += 1;
-            summary.hits += hits.len() as u64;
-            let s = DeepSession {
-                session_key: key.clone(),
-                title: entry.meta.title.clone(),
-                source: entry.meta.source.as_str(),
-                updated_ms: recall_core::session::list::activity_ms(entry),
-                hits,
-            };
-            if !sink.session(s) {
-                summary.cancelled = true;
+            if left == 0 {
                 break;
             }
         }
-        if left == 0 {
-            break;
-        }
-    }
+    });
     summary.truncated |= left == 0 && summary.progress.files_done < summary.progress.files_total;
     summary
 }

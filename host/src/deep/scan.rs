@@ -10,6 +10,7 @@ use grep_regex::RegexMatcher;
 use grep_searcher::{Searcher, SearcherBuilder, Sink, SinkMatch};
 use std::io::{self, Read};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// A line longer than this stops the file's scan (named as unreadable).
 const HEAP_LIMIT: usize = 64 << 20;
@@ -28,14 +29,18 @@ pub struct Scanned {
     pub error: Option<String>,
 }
 
-/// Counts what passes through.
-struct Counting<R> {
+/// Counts what passes through, and fails once `stop` is set.
+struct Counting<'s, R> {
     inner: R,
     n: u64,
+    stop: &'s AtomicBool,
 }
 
-impl<R: Read> Read for Counting<R> {
+impl<R: Read> Read for Counting<'_, R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.stop.load(Ordering::Relaxed) {
+            return Err(io::Error::other("the search stopped"));
+        }
         let k = self.inner.read(buf)?;
         self.n += k as u64;
         Ok(k)
@@ -62,10 +67,14 @@ impl Sink for Lines<'_> {
 }
 
 /// Searches `path` for `matcher`; `on_line(line_no, offset, line)` gets
-/// each matching line and returns false to stop.
+/// each matching line and returns false to stop; setting `stop` ends the
+/// read of a file part-way. Without `numbered` lines are not counted (and
+/// `line_no` is 0): a scan that only asks whether a file matches.
 pub fn file(
     path: &Path,
     matcher: &RegexMatcher,
+    stop: &AtomicBool,
+    numbered: bool,
     on_line: &mut dyn FnMut(u64, u64, &[u8]) -> bool,
 ) -> Scanned {
     let mut out = Scanned::default();
@@ -74,7 +83,7 @@ pub fn file(
         match crate::extract::opencode::db::session_lines(db, id, MAX_MEMBER) {
             Ok(lines) => {
                 out.bytes = lines.len() as u64;
-                let mut searcher = SearcherBuilder::new().line_number(true).build();
+                let mut searcher = SearcherBuilder::new().line_number(numbered).build();
                 let r = searcher.search_slice(matcher, &lines, Lines { on_line });
                 out.error = r.err().map(|e| e.to_string());
             }
@@ -104,9 +113,10 @@ pub fn file(
     let mut reader = Counting {
         inner: reader,
         n: 0,
+        stop,
     };
     let mut searcher = SearcherBuilder::new()
-        .line_number(true)
+        .line_number(numbered)
         .heap_limit(Some(HEAP_LIMIT))
         .build();
     let r = searcher.search_reader(matcher, &mut reader, Lines { on_line });
