@@ -29,17 +29,10 @@ serve_pid=$!
 trap 'kill $serve_pid 2>/dev/null || true' EXIT
 
 out="$root/bench/results/expr-$SIZE-$(date -u +%Y-%m-%d).md"
+wait_serving "$PORT"
 python3 - "$PORT" "$ROUNDS" "$SIZE" "$sessions" > "$out" <<'PY'
-import http.client, json, os, statistics, sys, time, urllib.parse, urllib.request
+import http.client, json, os, statistics, sys, time, urllib.parse
 port, rounds, size, sessions = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
-for _ in range(600):
-    try:
-        s = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/api/index/status", timeout=2))
-        if s.get("phase") in ("current", "idle", "degraded") and s.get("revision", 0) > 0:
-            break
-    except Exception:
-        pass
-    time.sleep(0.5)
 kinds = [
     ("plain", ["error", "panic", "retry", "cache"]),
     ("and", ["error retry", "cache miss", "panic thread", "test fix"]),

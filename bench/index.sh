@@ -132,18 +132,7 @@ env "${HERMETIC[@]}" "$bin" --home "$home" --retention-days 0 serve --bind "127.
   > "$WORK/serve.log" 2>&1 &
 serve_pid=$!
 trap 'kill $serve_pid 2>/dev/null || true' EXIT
-python3 - "$PORT" <<'PY'
-import json, sys, time, urllib.request
-port = sys.argv[1]
-for _ in range(600):
-    try:
-        s = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/api/index/status", timeout=2))
-        if s.get("phase") in ("current", "idle", "degraded") and s.get("revision", 0) > 0:
-            break
-    except Exception:
-        pass
-    time.sleep(0.5)
-PY
+wait_serving "$PORT"
 python3 - "$PORT" "$WORK/queries.json" "$ROUNDS" > "$WORK/recall-http.json" <<'PY'
 import http.client, json, sys, time, urllib.parse
 port, qf, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])

@@ -81,3 +81,20 @@ settle_merges() {
     settle=$((settle + 1))
   done
 }
+
+# wait_serving PORT: waits (at most 5 min) until the recall serve on PORT has
+# indexed: its status reports a revision and a settled phase.
+wait_serving() {
+python3 - "$1" <<'PY'
+import json, sys, time, urllib.request
+port = sys.argv[1]
+for _ in range(600):
+    try:
+        s = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/api/index/status", timeout=2))
+        if s.get("phase") in ("current", "idle", "degraded") and s.get("revision", 0) > 0:
+            break
+    except Exception:
+        pass
+    time.sleep(0.5)
+PY
+}
