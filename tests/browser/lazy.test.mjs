@@ -46,7 +46,7 @@ function offlineSearches(page, reqs) {
       try {
         out.push(await off.offline.search(r));
       } catch (e) {
-        out.push({ ok: false, error: e.code, message: e.message });
+        out.push({ ok: false, error: e.code, message: e.message, ...(e.at === undefined ? {} : { at: e.at }) });
       }
       if (afterFirst === null) afterFirst = await off.cachedGenerations();
     }
