@@ -9,6 +9,12 @@
 //! record, so a shard stays a candidate only if some class holds every
 //! probed gram of every term: words that meet only across records (or grams
 //! of one word scattered over records) no longer make a shard a candidate.
+//! The conversation lane's postings also carry a follow mask: a 64-bit
+//! Bloom filter of the two bytes after each window equal to the gram
+//! ([`follow_bit`]). A term's adjacent grams must then be adjacent somewhere
+//! in the shard (approximately: its 5-byte windows must all occur), which
+//! is what identifiers made of common words (`renderRoute`, `fold_response`)
+//! need: each of their trigrams is everywhere, their junctions are not.
 //!
 //! A query intersects, per lane, the postings of each term's most selective
 //! grams; a term shorter than a gram constrains nothing (its lane is
@@ -17,11 +23,13 @@
 //! record's folded text, so the index never hides a match.
 //!
 //! Bytes (little-endian): magic, CRC-32 of everything after the header,
-//! the generation names (ordinal order), then per lane its mask width (0 or
-//! 8 bytes per posting), a sorted table of `(gram, offset, len)` and the
-//! postings blob (per gram: the roaring bitmap, the occurrence bytes, the
-//! masks). A segment is refused unless
-//! its CRC, table order and offsets hold.
+//! the generation names (ordinal order), then per lane its mask width and
+//! its follow-mask width (0 or 8 bytes per posting each), a sorted table of
+//! `(gram, offset, len)` and the postings blob (per gram: the roaring
+//! bitmap, the occurrence bytes, the masks, the follow masks). A segment is
+//! refused unless its CRC, table order and offsets hold. Segments of the
+//! previous version (no follow-mask width, no follow masks) are read as
+//! they are: every follow bit set, so they prune as they always did.
 
 use crate::lane::Lane;
 use crate::prepared::PreparedShard;
@@ -32,7 +40,9 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 /// First bytes of a segment.
-const MAGIC: &[u8; 8] = b"RCSEG\x00\x00\x02";
+const MAGIC: &[u8; 8] = b"RCSEG\x00\x00\x03";
+/// First bytes of a segment of the previous version (no follow masks).
+const MAGIC_V2: &[u8; 8] = b"RCSEG\x00\x00\x02";
 /// Magic + CRC-32 + reserved.
 const HEADER: usize = 16;
 /// Grams of a term whose postings are intersected (the smallest ones): a
@@ -47,6 +57,17 @@ pub const CLASSES: usize = 64;
 /// query reads) carries record-class masks; the tool lane, whose postings
 /// are twice as many and which only `scope=all` reads, does not.
 const MASK_BYTES: [usize; 2] = [8, 0];
+/// Follow-mask bytes per posting, per lane (as the record-class masks: the
+/// lane a default query reads).
+const FOLLOW_BYTES: [usize; 2] = [8, 0];
+
+/// The follow-mask bit of the two bytes after a window: a multiplicative
+/// hash of the pair, top 6 bits (the same on every target).
+#[inline]
+pub fn follow_bit(a: u8, b: u8) -> u64 {
+    let pair = (u32::from(a) << 8 | u32::from(b)).wrapping_add(1);
+    1u64 << (pair.wrapping_mul(0x9E37_79B1) >> 26)
+}
 
 /// Why segment bytes were refused.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -76,6 +97,8 @@ struct Scratch {
     table: Vec<[u8; 2]>,
     /// Per gram: the record classes of the lane holding it.
     masks: Vec<u64>,
+    /// Per gram: the follow mask of its windows ([`follow_bit`]).
+    follows: Vec<u64>,
     touched: Vec<u32>,
     record: Vec<u32>,
 }
@@ -91,24 +114,31 @@ impl Scratch {
         Scratch {
             table: vec![[0; 2]; 1 << (8 * N)],
             masks: vec![0; 1 << (8 * N)],
+            follows: vec![0; 1 << (8 * N)],
             touched: Vec::new(),
             record: Vec::new(),
         }
     }
 
     /// Per gram of `lane` (ascending), the most windows any one record of
-    /// it has equal to that gram (255 = saturated) and the classes of the
-    /// records holding it.
-    fn lane_grams(&mut self, lane: &Lane, mut emit: impl FnMut(u32, u8, u64)) {
+    /// it has equal to that gram (255 = saturated), the classes of the
+    /// records holding it and its follow mask (when `follow`).
+    fn lane_grams(&mut self, lane: &Lane, follow: bool, mut emit: impl FnMut(u32, u8, u64, u64)) {
         for i in 0..lane.len() {
             let class = 1u64 << (i % CLASSES);
-            for w in lane.text(i).windows(N) {
+            let text = lane.text(i);
+            for (p, w) in text.windows(N).enumerate() {
                 let g = gram(w);
                 let e = &mut self.table[g as usize];
                 if e[0] == 0 {
                     self.record.push(g);
                 }
                 e[0] = e[0].saturating_add(1);
+                if follow {
+                    if let (Some(&a), Some(&b)) = (text.get(p + N), text.get(p + N + 1)) {
+                        self.follows[g as usize] |= follow_bit(a, b);
+                    }
+                }
             }
             for &g in &self.record {
                 let e = &mut self.table[g as usize];
@@ -124,7 +154,12 @@ impl Scratch {
         self.touched.sort_unstable();
         for &g in &self.touched {
             let e = &mut self.table[g as usize];
-            emit(g, e[1], std::mem::take(&mut self.masks[g as usize]));
+            emit(
+                g,
+                e[1],
+                std::mem::take(&mut self.masks[g as usize]),
+                std::mem::take(&mut self.follows[g as usize]),
+            );
             e[1] = 0;
         }
         self.touched.clear();
@@ -141,6 +176,10 @@ pub fn build(shards: &[(&str, &PreparedShard)]) -> Vec<u8> {
     b.finish()
 }
 
+/// One posting while building: packed ([`pack`]), record classes, follow
+/// mask.
+type Posting = (u64, u64, u64);
+
 /// One posting while building: `gram << 40 | ordinal << 8 | occurrence
 /// byte`, so sorting the packed values orders postings by gram, then shard.
 /// One flat vector per lane (no map, no allocation per gram) is what keeps a
@@ -155,22 +194,36 @@ fn unpack(p: u64) -> (u32, u32, u8) {
     ((p >> 40) as u32, (p >> 8) as u32, p as u8)
 }
 
-/// One probed gram: its shard ordinals, occurrence bytes and masks (empty
-/// when its lane carries none).
+/// One probed gram: its shard ordinals, occurrence bytes, masks and follow
+/// masks (each empty when its lane carries none), and the follow bits the
+/// term needs of it (0 when probed for no term, or at a term's end).
 #[derive(Debug)]
 struct GramPostings<'s> {
     bitmap: RoaringBitmap,
     occ: &'s [u8],
     masks: &'s [u8],
+    follows: &'s [u8],
+    need: u64,
+}
+
+/// The `i`-th 8-byte word of `words` (every bit when there is none).
+fn word(words: &[u8], i: usize) -> u64 {
+    words.get(i * 8..i * 8 + 8).map_or(u64::MAX, |b| {
+        u64::from_le_bytes(b.try_into().unwrap_or([0xFF; 8]))
+    })
 }
 
 impl GramPostings<'_> {
     /// The record classes of the `i`-th posting holding the gram (every
     /// class when the lane has no masks).
     fn mask(&self, i: usize) -> u64 {
-        self.masks.get(i * 8..i * 8 + 8).map_or(u64::MAX, |b| {
-            u64::from_le_bytes(b.try_into().unwrap_or([0xFF; 8]))
-        })
+        word(self.masks, i)
+    }
+
+    /// The follow mask of the `i`-th posting (every bit when the lane has
+    /// none).
+    fn follow(&self, i: usize) -> u64 {
+        word(self.follows, i)
     }
 }
 
@@ -178,17 +231,24 @@ impl GramPostings<'_> {
 type TermPostings<'s> = Vec<GramPostings<'s>>;
 
 /// Splits a gram's postings entry (roaring bitmap, one occurrence byte per
-/// posting, then `mask_bytes` per posting); `None` if it does not decode
-/// (never written so: the segment's checksum held).
-fn split_entry(entry: &[u8], mask_bytes: usize) -> Option<GramPostings<'_>> {
+/// posting, then `mask_bytes` and `follow_bytes` per posting); `None` if it
+/// does not decode (never written so: the segment's checksum held).
+fn split_entry<'s>(entry: &'s [u8], lane: &LaneTable) -> Option<GramPostings<'s>> {
     let mut rest = entry;
     let bitmap = RoaringBitmap::deserialize_from(&mut rest).ok()?;
     let n = usize::try_from(bitmap.len()).ok()?;
-    if rest.len() != n.checked_mul(1 + mask_bytes)? {
+    if rest.len() != n.checked_mul(1 + lane.mask_bytes + lane.follow_bytes)? {
         return None;
     }
-    let (occ, masks) = rest.split_at(n);
-    Some(GramPostings { bitmap, occ, masks })
+    let (occ, rest) = rest.split_at(n);
+    let (masks, follows) = rest.split_at(n * lane.mask_bytes);
+    Some(GramPostings {
+        bitmap,
+        occ,
+        masks,
+        follows,
+        need: 0,
+    })
 }
 
 /// Builds a segment one shard at a time, so a host never holds more than one
@@ -201,8 +261,8 @@ pub struct Builder {
     names: Vec<String>,
     seen: HashSet<String>,
     /// Per lane: packed postings ([`pack`]) with their record-class masks
-    /// (0 in a lane without masks), sorted at the end.
-    lanes: [Vec<(u64, u64)>; 2],
+    /// and follow masks (0 in a lane without them), sorted at the end.
+    lanes: [Vec<Posting>; 2],
     scratch: Option<Box<Scratch>>,
 }
 
@@ -214,11 +274,14 @@ impl Builder {
             return;
         };
         let scratch = self.scratch.get_or_insert_with(|| Box::new(Scratch::new()));
-        for (lane, postings) in [&shard.conversation, &shard.tool]
+        for ((lane, postings), follow) in [&shard.conversation, &shard.tool]
             .into_iter()
             .zip(self.lanes.iter_mut())
+            .zip(FOLLOW_BYTES.map(|b| b > 0))
         {
-            scratch.lane_grams(lane, |g, c, m| postings.push((pack(g, ord, c), m)));
+            scratch.lane_grams(lane, follow, |g, c, m, f| {
+                postings.push((pack(g, ord, c), m, f))
+            });
         }
     }
 
@@ -236,10 +299,10 @@ impl Builder {
     pub fn append(&mut self, other: Builder) {
         let map: Vec<Option<u32>> = other.names.iter().map(|n| self.ordinal_for(n)).collect();
         for (mine, theirs) in self.lanes.iter_mut().zip(other.lanes) {
-            mine.extend(theirs.into_iter().filter_map(|(p, m)| {
+            mine.extend(theirs.into_iter().filter_map(|(p, m, f)| {
                 let (g, o, c) = unpack(p);
                 let n = map.get(o as usize).copied().flatten()?;
-                Some((pack(g, n, c), m))
+                Some((pack(g, n, c), m, f))
             }));
         }
     }
@@ -260,14 +323,18 @@ impl Builder {
         }
         for (lane, mine) in self.lanes.iter_mut().enumerate() {
             let keep_masks = MASK_BYTES[lane] > 0;
+            let keep_follows = FOLLOW_BYTES[lane] > 0;
             for (g, entry) in seg.entries(lane) {
-                let Some(p) = split_entry(entry, seg.lanes[lane].mask_bytes) else {
+                let Some(p) = split_entry(entry, &seg.lanes[lane]) else {
                     continue;
                 };
                 for (i, (o, &c)) in p.bitmap.iter().zip(p.occ).enumerate() {
                     if let Some(n) = map.get(o as usize).copied().flatten() {
                         let m = if keep_masks { p.mask(i) } else { 0 };
-                        mine.push((pack(g, n, c), m));
+                        // A previous version's posting has no follow mask:
+                        // every bit, so it refuses nothing.
+                        let f = if keep_follows { p.follow(i) } else { 0 };
+                        mine.push((pack(g, n, c), m, f));
                     }
                 }
             }
@@ -296,20 +363,26 @@ impl Builder {
         }
         for (lane, mut postings) in self.lanes.into_iter().enumerate() {
             // Packed values are unique (one per gram and shard).
-            postings.sort_unstable_by_key(|&(p, _)| p);
-            let mask_bytes = MASK_BYTES[lane];
+            postings.sort_unstable_by_key(|&(p, _, _)| p);
+            let (mask_bytes, follow_bytes) = (MASK_BYTES[lane], FOLLOW_BYTES[lane]);
             let mut table = Vec::new();
             let mut blob = Vec::new();
             for run in postings.chunk_by(|a, b| a.0 >> 40 == b.0 >> 40) {
                 let start = blob.len();
-                let bitmap = RoaringBitmap::from_sorted_iter(run.iter().map(|&(p, _)| unpack(p).1))
-                    .unwrap_or_default();
+                let bitmap =
+                    RoaringBitmap::from_sorted_iter(run.iter().map(|&(p, _, _)| unpack(p).1))
+                        .unwrap_or_default();
                 // Writing to a Vec cannot fail.
                 let _ = bitmap.serialize_into(&mut blob);
-                blob.extend(run.iter().map(|&(p, _)| unpack(p).2));
+                blob.extend(run.iter().map(|&(p, _, _)| unpack(p).2));
                 if mask_bytes > 0 {
-                    for &(_, m) in run {
+                    for &(_, m, _) in run {
                         blob.extend_from_slice(&m.to_le_bytes());
+                    }
+                }
+                if follow_bytes > 0 {
+                    for &(_, _, f) in run {
+                        blob.extend_from_slice(&f.to_le_bytes());
                     }
                 }
                 put_u32(&mut table, unpack(run[0].0).0);
@@ -317,6 +390,7 @@ impl Builder {
                 put_u32(&mut table, (blob.len() - start) as u32);
             }
             put_u32(&mut out, mask_bytes as u32);
+            put_u32(&mut out, follow_bytes as u32);
             put_u32(&mut out, (table.len() / 12) as u32);
             out.extend_from_slice(&table);
             put_u32(&mut out, blob.len() as u32);
@@ -361,6 +435,8 @@ impl<'a> Reader<'a> {
 struct LaneTable {
     /// Mask bytes per posting (0 or 8).
     mask_bytes: usize,
+    /// Follow-mask bytes per posting (0 or 8; 0 in the previous version).
+    follow_bytes: usize,
     table: usize,
     grams: usize,
     blob: usize,
@@ -399,9 +475,10 @@ impl Segment {
     pub fn open(data: impl AsRef<[u8]> + Send + Sync + 'static) -> Result<Segment, SegmentError> {
         let data: SegmentBytes = Box::new(data);
         let bytes = (*data).as_ref();
-        if bytes.len() < HEADER || &bytes[..8] != MAGIC {
+        if bytes.len() < HEADER || (&bytes[..8] != MAGIC && &bytes[..8] != MAGIC_V2) {
             return Err(SegmentError::Magic);
         }
+        let follows = &bytes[..8] == MAGIC;
         let crc = u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
         if crc32fast::hash(&bytes[HEADER..]) != crc {
             return Err(SegmentError::Checksum);
@@ -423,7 +500,8 @@ impl Segment {
         let mut lanes = Vec::with_capacity(2);
         for _ in 0..2 {
             let mask_bytes = r.u32()? as usize;
-            if mask_bytes != 0 && mask_bytes != 8 {
+            let follow_bytes = if follows { r.u32()? as usize } else { 0 };
+            if (mask_bytes != 0 && mask_bytes != 8) || (follow_bytes != 0 && follow_bytes != 8) {
                 return Err(SegmentError::Malformed("mask width"));
             }
             let grams = r.u32()? as usize;
@@ -456,6 +534,7 @@ impl Segment {
             starts.resize((1 << (24 - PREFIX_SHIFT)) + 1, grams as u32);
             lanes.push(LaneTable {
                 mask_bytes,
+                follow_bytes,
                 table,
                 grams,
                 blob,
@@ -562,13 +641,31 @@ impl Segment {
                 out.terms.push(None);
                 continue;
             }
-            let mut grams: Vec<u32> = t.windows(N).map(gram).collect();
+            // Each window with the follow bit of the two bytes after it in
+            // the term (none for the last two windows).
+            let mut grams: Vec<(u32, u64)> = t
+                .windows(N)
+                .enumerate()
+                .map(|(p, w)| {
+                    let need = match (t.get(p + N), t.get(p + N + 1)) {
+                        (Some(&a), Some(&b)) => follow_bit(a, b),
+                        _ => 0,
+                    };
+                    (gram(w), need)
+                })
+                .collect();
             grams.sort_unstable();
-            grams.dedup();
+            grams.dedup_by(|later, first| {
+                let same = later.0 == first.0;
+                if same {
+                    first.1 |= later.1;
+                }
+                same
+            });
             let mut entries = Vec::with_capacity(grams.len());
-            for g in grams {
+            for (g, need) in grams {
                 match self.entry(lane, g) {
-                    Some(e) => entries.push(e),
+                    Some(e) => entries.push((e, need)),
                     None => {
                         // A gram no shard has: nothing in this lane matches.
                         out.candidates = Some(RoaringBitmap::new());
@@ -577,16 +674,19 @@ impl Segment {
                 }
             }
             // Shortest postings first: usually the most selective.
-            entries.sort_by_key(|e| e.len());
+            entries.sort_by_key(|(e, _)| e.len());
             entries.truncate(GRAMS_PER_TERM);
             let mut postings = Vec::with_capacity(entries.len());
-            for e in entries {
-                let Some(p) = split_entry(e, self.lanes[lane].mask_bytes) else {
+            for (e, need) in entries {
+                let Some(mut p) = split_entry(e, &self.lanes[lane]) else {
                     // Unreadable postings (never written so): the term
                     // constrains nothing and bounds nothing.
                     postings.clear();
                     break;
                 };
+                if self.lanes[lane].follow_bytes > 0 {
+                    p.need = need;
+                }
                 out.candidates = Some(match out.candidates.take() {
                     None => p.bitmap.clone(),
                     Some(c) => c & &p.bitmap,
@@ -595,8 +695,9 @@ impl Segment {
             }
             out.terms.push((!postings.is_empty()).then_some(postings));
         }
-        out.masked = self.lanes[lane].mask_bytes > 0
-            && out.terms.iter().flatten().map(Vec::len).sum::<usize>() > 1;
+        let probed = || out.terms.iter().flatten().flatten();
+        out.masked = (self.lanes[lane].mask_bytes > 0 && probed().count() > 1)
+            || probed().any(|g| g.need != 0);
         out
     }
 }
@@ -646,7 +747,8 @@ struct LaneProbe<'s> {
     /// (`None` = the term is shorter than a gram, or unbounded).
     terms: Vec<Option<TermPostings<'s>>>,
     /// The postings carry record-class masks and more than one gram is
-    /// probed (one gram's masks refuse nothing).
+    /// probed (one gram's masks refuse nothing), or some probed gram needs
+    /// follow bits.
     masked: bool,
 }
 
@@ -655,8 +757,9 @@ impl LaneProbe<'_> {
         self.candidates.as_ref().is_none_or(|c| c.contains(ord))
     }
 
-    /// [`LaneProbe::contains`], and some record class holds every probed
-    /// gram of every term: the AND of their masks is not empty. Asked per
+    /// [`LaneProbe::contains`], some record class holds every probed gram
+    /// of every term (the AND of their masks is not empty), and each probed
+    /// gram's follow mask holds the bits its term needs. Asked per
     /// candidate the scan reaches (a rank per gram), so its cost follows
     /// what is visited, not how many shards hold the grams.
     fn admits(&self, ord: u32) -> bool {
@@ -671,7 +774,7 @@ impl LaneProbe<'_> {
             // A candidate is in every probed gram's postings.
             if let Some(i) = g.bitmap.rank(ord).checked_sub(1) {
                 m &= g.mask(i as usize);
-                if m == 0 {
+                if m == 0 || g.follow(i as usize) & g.need != g.need {
                     return false;
                 }
             }
@@ -876,5 +979,88 @@ mod tests {
             Segment::open(b"{}".to_vec()).unwrap_err(),
             SegmentError::Magic
         );
+    }
+
+    /// The bytes the previous version wrote for the same postings: no
+    /// follow-mask widths, no follow masks.
+    fn previous_version(seg: &Segment) -> Vec<u8> {
+        let mut out = MAGIC_V2.to_vec();
+        out.extend_from_slice(&[0; HEADER - 8]);
+        put_u32(&mut out, seg.names().len() as u32);
+        for name in seg.names() {
+            put_u32(&mut out, name.len() as u32);
+            out.extend_from_slice(name.as_bytes());
+        }
+        for lane in 0..2 {
+            let (mut table, mut blob) = (Vec::new(), Vec::new());
+            for (g, entry) in seg.entries(lane) {
+                let p = split_entry(entry, &seg.lanes[lane]).unwrap();
+                let start = blob.len();
+                p.bitmap.serialize_into(&mut blob).unwrap();
+                blob.extend_from_slice(p.occ);
+                blob.extend_from_slice(p.masks);
+                put_u32(&mut table, g);
+                put_u32(&mut table, start as u32);
+                put_u32(&mut table, (blob.len() - start) as u32);
+            }
+            put_u32(&mut out, seg.lanes[lane].mask_bytes as u32);
+            put_u32(&mut out, (table.len() / 12) as u32);
+            out.extend_from_slice(&table);
+            put_u32(&mut out, blob.len() as u32);
+            out.extend_from_slice(&blob);
+        }
+        let crc = crc32fast::hash(&out[HEADER..]);
+        out[8..12].copy_from_slice(&crc.to_le_bytes());
+        out
+    }
+
+    #[test]
+    fn follow_masks_refuse_grams_that_are_never_adjacent() {
+        // Every trigram of "renderroute" in one record, its junctions
+        // nowhere: "rende|rro|ute" never follow each other.
+        let apart = shard(&["renderwriter handles errout and the route"]);
+        let whole = shard(&["call renderroute() first"]);
+        // One term's window needs two different followers of one gram.
+        let twice = shard(&["abcab abcx"]);
+        let seg = Segment::open(build(&[
+            ("apart.json", &apart),
+            ("whole.json", &whole),
+            ("twice.json", &twice),
+        ]))
+        .unwrap();
+        let admitted = |seg: &Segment, term: &str| {
+            let t: [&[u8]; 1] = [term.as_bytes()];
+            let p = seg.probe(&t, CONV);
+            (0..3).filter(|&o| p.contains(o)).collect::<Vec<u32>>()
+        };
+        assert_eq!(admitted(&seg, "renderroute"), vec![1]);
+        assert_eq!(admitted(&seg, "render"), vec![0, 1]);
+        // The last windows of a term need no follower.
+        assert_eq!(admitted(&seg, "route"), vec![0, 1]);
+        assert_eq!(admitted(&seg, "abcabcx"), Vec::<u32>::new());
+        assert_eq!(admitted(&seg, "abcab"), vec![2]);
+        // The tool lane carries none: its candidates are as before.
+        let tool = Segment::open(build(&[(
+            "t.json",
+            &shard(&["$ renderwriter errout route"]),
+        )]))
+        .unwrap();
+        let t: [&[u8]; 1] = [b"renderroute"];
+        assert!(tool.probe(&t, BOTH).contains(0));
+        // A segment of the previous version opens, searches as it always
+        // did (no follow masks: every follow bit), and merges into this
+        // version without losing a candidate.
+        let old = Segment::open(previous_version(&seg)).unwrap();
+        assert_eq!(old.names(), seg.names());
+        assert_eq!(admitted(&old, "renderroute"), vec![0, 1]);
+        assert_eq!(admitted(&old, "abcab"), vec![2]);
+        let mut b = Builder::default();
+        b.add_segment(&old, |_| true);
+        let merged = Segment::open(b.finish()).unwrap();
+        assert_eq!(admitted(&merged, "renderroute"), vec![0, 1]);
+        // Rebuilt from its shards, it prunes again.
+        let mut b = Builder::default();
+        b.add_segment(&seg, |_| true);
+        assert_eq!(b.finish(), seg.bytes());
     }
 }
