@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Identifiers, paths and error-like phrases at scale: terms made of common
+# Identifiers and paths at scale: terms made of common
 # trigrams (`renderRoute`, `fold_response`, `src/store/event.py`) taken from
 # the home's own records, each asked once of a warm daemon as a person does
 # (the first asking loads the candidates' shards), then twice more; and the
@@ -57,7 +57,7 @@ wait_serving "$PORT"
 
 out=${OUT:-$root/bench/results/identifiers-$SIZE-$(date -u +%Y-%m-%d).md}
 python3 - "$PORT" "$WORK/terms.txt" "$SIZE" "$bin" "$home" > "$out" <<'PY'
-import http.client, json, os, platform, resource, statistics, subprocess, sys, time, urllib.parse
+import http.client, json, os, platform, statistics, sys, time, urllib.parse
 port, terms, size, binary, home = sys.argv[1:6]
 terms = [l.rstrip("\n").split(" ", 1) for l in open(terms)]
 conn = http.client.HTTPConnection("127.0.0.1", int(port))
@@ -73,7 +73,7 @@ for kind, q in terms:
     again = [ask(q)[0] for _ in range(2)]
     rows.append((kind, q, first_ms, d.get("partial_reason") or "complete", len(d.get("sessions", [])),
                  pl.get("candidate_shards"), pl.get("shards_loaded"), again))
-print(f"# Identifiers, paths and error-like terms, {size} home — {time.strftime('%Y-%m-%d', time.gmtime())}\n")
+print(f"# Identifiers and paths, {size} home — {time.strftime('%Y-%m-%d', time.gmtime())}\n")
 print(f"Machine: {os.cpu_count()} cores, {platform.machine()}. `bash bench/identifiers.sh` (gen.py seed 7), binary `{binary}`.")
 print("Each term is held by 20–60 sessions; each of its trigrams by most of them. Warm `recall serve`, one query at a time, "
       "the first asking (nothing of the candidates loaded yet), then two repeats.\n")

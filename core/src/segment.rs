@@ -385,16 +385,9 @@ impl Builder {
                         blob.extend_from_slice(&f.to_le_bytes());
                     }
                 }
-                put_u32(&mut table, unpack(run[0].0).0);
-                put_u32(&mut table, start as u32);
-                put_u32(&mut table, (blob.len() - start) as u32);
+                put_entry(&mut table, unpack(run[0].0).0, start, blob.len());
             }
-            put_u32(&mut out, mask_bytes as u32);
-            put_u32(&mut out, follow_bytes as u32);
-            put_u32(&mut out, (table.len() / 12) as u32);
-            out.extend_from_slice(&table);
-            put_u32(&mut out, blob.len() as u32);
-            out.extend_from_slice(&blob);
+            put_lane(&mut out, &[mask_bytes, follow_bytes], &table, &blob);
         }
         let crc = crc32fast::hash(&out[HEADER..]);
         out[8..12].copy_from_slice(&crc.to_le_bytes());
@@ -404,6 +397,26 @@ impl Builder {
 
 fn put_u32(out: &mut Vec<u8>, v: u32) {
     out.extend_from_slice(&v.to_le_bytes());
+}
+
+/// One gram-table row: the gram and where its postings sit in the blob
+/// (`start..end`).
+fn put_entry(table: &mut Vec<u8>, g: u32, start: usize, end: usize) {
+    put_u32(table, g);
+    put_u32(table, start as u32);
+    put_u32(table, (end - start) as u32);
+}
+
+/// One lane: its widths (mask bytes, then follow-mask bytes in this
+/// version), the gram count, the table and the blob.
+fn put_lane(out: &mut Vec<u8>, widths: &[usize], table: &[u8], blob: &[u8]) {
+    for &w in widths {
+        put_u32(out, w as u32);
+    }
+    put_u32(out, (table.len() / 12) as u32);
+    out.extend_from_slice(table);
+    put_u32(out, blob.len() as u32);
+    out.extend_from_slice(blob);
 }
 
 /// Reads little-endian fields from a byte slice, failing on overrun.
@@ -999,15 +1012,9 @@ mod tests {
                 p.bitmap.serialize_into(&mut blob).unwrap();
                 blob.extend_from_slice(p.occ);
                 blob.extend_from_slice(p.masks);
-                put_u32(&mut table, g);
-                put_u32(&mut table, start as u32);
-                put_u32(&mut table, (blob.len() - start) as u32);
+                put_entry(&mut table, g, start, blob.len());
             }
-            put_u32(&mut out, seg.lanes[lane].mask_bytes as u32);
-            put_u32(&mut out, (table.len() / 12) as u32);
-            out.extend_from_slice(&table);
-            put_u32(&mut out, blob.len() as u32);
-            out.extend_from_slice(&blob);
+            put_lane(&mut out, &[seg.lanes[lane].mask_bytes], &table, &blob);
         }
         let crc = crc32fast::hash(&out[HEADER..]);
         out[8..12].copy_from_slice(&crc.to_le_bytes());
