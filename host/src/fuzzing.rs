@@ -444,7 +444,7 @@ fn reseal(v: &mut [u8]) -> Option<()> {
     let trailer = n.checked_sub(16)?;
     let footer_at =
         usize::try_from(u64::from_le_bytes(v[trailer..trailer + 8].try_into().ok()?)).ok()?;
-    if footer_at < 16 || footer_at + 4 > trailer {
+    if footer_at < 16 || footer_at.checked_add(4)? > trailer {
         return None;
     }
     let shift = u32::from_le_bytes(v[footer_at..footer_at + 4].try_into().ok()?);
