@@ -75,6 +75,15 @@ pub struct PlannerReport {
     pub scan_us: u64,
     /// Rendering the page.
     pub page_us: u64,
+    /// Segments a read found a bad block in: their lookups named every
+    /// shard they cover (scanned, not skipped) until the indexer rebuilds
+    /// them. Absent when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub damaged_segments: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// What an answer left out (DESIGN.md §4, Orca's `truncated`).

@@ -126,6 +126,12 @@ pub fn search(query: &Query, env: &SearchEnv<'_>) -> Result<Response, QueryError
                 plan_us: t1.saturating_sub(t0),
                 scan_us: t2.saturating_sub(t1),
                 page_us: us().saturating_sub(t2),
+                damaged_segments: dir
+                    .segments()
+                    .iter()
+                    .flat_map(|s| s.segments())
+                    .filter(|s| s.damaged())
+                    .count() as u64,
             },
         });
     }

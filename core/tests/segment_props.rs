@@ -108,6 +108,17 @@ fn naive(lane: &Lane, terms: &[String]) -> (Option<u64>, bool) {
 
 /// The shards prepared, and one segment over them (ordinals in order).
 fn segment_over(shards: &[Vec<(bool, String)>]) -> (Vec<PreparedShard>, Segment) {
+    let (prepared, seg) = segment_flipped(shards, None);
+    (prepared, seg.unwrap())
+}
+
+/// [`segment_over`], with one byte before the segment's footer (whose
+/// offset its trailer gives) flipped by `flip` (at a position modulo that
+/// offset): `None` when the flipped segment is refused.
+fn segment_flipped(
+    shards: &[Vec<(bool, String)>],
+    flip: Option<(usize, u8)>,
+) -> (Vec<PreparedShard>, Option<Segment>) {
     let prepared: Vec<PreparedShard> = shards
         .iter()
         .enumerate()
@@ -121,7 +132,21 @@ fn segment_over(shards: &[Vec<(bool, String)>]) -> (Vec<PreparedShard>, Segment)
         .map(String::as_str)
         .zip(prepared.iter())
         .collect();
-    let seg = Segment::open(build(&input)).unwrap();
+    // Blocks of 64 bytes when flipping: small segments span many of them.
+    let mut b = Builder::default();
+    if flip.is_some() {
+        b = b.block_shift(6);
+    }
+    for (name, shard) in &input {
+        b.add(name, shard);
+    }
+    let mut bytes = b.finish();
+    if let Some((at, x)) = flip {
+        let n = bytes.len();
+        let footer = u64::from_le_bytes(bytes[n - 16..n - 8].try_into().unwrap()) as usize;
+        bytes[at % footer] ^= x;
+    }
+    let seg = Segment::open(bytes).ok();
     (prepared, seg)
 }
 
@@ -160,13 +185,20 @@ proptest! {
         shards in shards(),
         picks in prop::collection::vec((0usize..8, 0usize..6, 0usize..24, 0usize..6), 1..4),
         random in prop::option::of(text()),
+        flip in prop::option::of((any::<usize>(), 1u8..=255)),
     ) {
         let mut terms = terms_from(&shards, &picks);
         if let Some(r) = random.map(|r| fold_str(&r)).filter(|r| !r.is_empty()) {
             terms.push(r);
         }
         prop_assume!(!terms.is_empty());
-        let (prepared, seg) = segment_over(&shards);
+        // A flipped byte (a bad block) never hides a shard either: its
+        // lookups name every shard; a flipped header or name is refused.
+        let (prepared, seg) = segment_flipped(&shards, flip);
+        let Some(seg) = seg else {
+            prop_assert!(flip.is_some(), "an intact segment opens");
+            return Ok(());
+        };
         let needles: Vec<&[u8]> = terms.iter().map(|t| t.as_bytes()).collect();
         for lanes in [
             Lanes { conversation: true, tool: false },
@@ -307,9 +339,9 @@ proptest! {
             !dropped[i]
         };
         let mut m = Builder::default();
-        m.add_segment(&first, keep);
-        m.add_segment(&second, keep);
-        m.add_segment(&first, |_| true);
+        m.add_segment(&first, keep).unwrap();
+        m.add_segment(&second, keep).unwrap();
+        m.add_segment(&first, |_| true).unwrap();
         let kept: Vec<(&str, &PreparedShard)> =
             all.iter().copied().filter(|(n, _)| keep(n)).collect();
         let mut expected = Builder::default();

@@ -267,3 +267,170 @@ fn a_torn_segment_is_never_trusted_and_is_rebuilt() {
         "the torn file was replaced or collected"
     );
 }
+
+/// A pi session of `messages` messages of pseudo-random words (many
+/// distinct trigrams, so the segment's tables span several blocks), one
+/// message in three also saying `marker`.
+fn write_words(home: &Path, n: usize, messages: usize, marker: &str) {
+    let dir = pi_dir(home).join("--home-u-code-w--");
+    fs::create_dir_all(&dir).unwrap();
+    let base = 1_790_000_000_000i64 + n as i64 * 3_600_000;
+    let mut out = format!(
+        r#"{{"type":"session","version":3,"id":"0e{n:06}-0000-7000-8000-000000000000","timestamp":"{}","cwd":"/home/u/code/w"}}"#,
+        iso(base)
+    ) + "\n";
+    let mut x = (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut parent: Option<String> = None;
+    for m in 0..messages {
+        let mut text = String::new();
+        for _ in 0..40 {
+            for _ in 0..7 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                text.push((b'a' + (x % 26) as u8) as char);
+            }
+            text.push(' ');
+        }
+        if m % 3 == 0 {
+            text.push_str(marker);
+        }
+        let id = format!("{n:04x}{m:04x}");
+        let role = if m % 2 == 0 { "user" } else { "assistant" };
+        out += &pi_message(&id, parent.as_deref(), role, &text, base + m as i64 * 1000);
+        parent = Some(id);
+    }
+    fs::write(dir.join(format!("w{n:04}.jsonl")), out).unwrap();
+}
+
+/// The byte of a segment file (this version's layout: trailer, footer,
+/// then each lane's prefix table) where the conversation lane's table rows
+/// for the gram prefix of `g` start.
+fn rows_of(bytes: &[u8], g: &[u8; 3]) -> usize {
+    let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()) as usize;
+    let u32_at = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+    let footer = u64_at(bytes.len() - 16);
+    // Block shift, names length; then mask, follow, grams, table, blob,
+    // blob length and the prefix table of the conversation lane.
+    let table = u64_at(footer + 4 + 8 + 12);
+    let prefix = ((g[0] as usize) << 16 | (g[1] as usize) << 8 | g[2] as usize) >> 12;
+    let row = u32_at(footer + 4 + 8 + 12 + 24 + 4 * prefix);
+    table + row * 12
+}
+
+#[test]
+fn a_bad_block_changes_no_answer_and_the_indexer_rebuilds_its_segment() {
+    let home = temp_dir("seg-block");
+    for n in 1..=12 {
+        write_words(&home, n, 30, if n % 4 == 0 { "quartz" } else { "" });
+    }
+    run_ok(&home, &["index"], 0);
+    let store = open(&home);
+    assert_covered(&store);
+    let queries = ["quartz", "qua", "quartz abc", "zzz", "quartz | mno"];
+    let answers = |store: &Arc<Store>| -> Vec<String> {
+        let mut out = Vec::new();
+        for q in queries {
+            for sort in ["newest", "relevance"] {
+                out.push(serde_json::to_string(&search(store, q, sort)).unwrap());
+            }
+        }
+        out
+    };
+    let before = answers(&store);
+    assert!(before[0].contains(&session_key(4)));
+    // One flipped byte in the block holding the table rows of "qua".
+    let list = store.segment_list().unwrap();
+    assert_eq!(list.segments.len(), 1, "one segment for a dozen sessions");
+    let name = list.segments[0].name.clone();
+    let path = store.segments_dir().join(&name);
+    let mut bytes = fs::read(&path).unwrap();
+    let at = rows_of(&bytes, b"qua");
+    assert!(at >= 16 << 10, "the rows are past the first (names) block");
+    bytes[at + 5] ^= 0x10;
+    fs::write(&path, &bytes).unwrap();
+    // It opens (its footer and names hold), its bad block is never
+    // trusted, and every answer is the same.
+    let damaged = open(&home);
+    assert_eq!(damaged.live_segments().len(), 1);
+    assert_eq!(answers(&damaged), before);
+    assert!(damaged.live_segments()[0].damaged());
+    // `debug` says so.
+    let catalog = StoreCatalog::new(damaged.clone(), Arc::new(Arena::default()));
+    let mut q = Request::new("quartz").parse().unwrap();
+    q.debug = true;
+    let resp = catalog.search(&q, false, Budgets::default()).unwrap();
+    assert_eq!(resp.debug.unwrap().planner.damaged_segments, 1);
+    // The reader left a note; the next `recall index` checks the segment,
+    // drops it and indexes its sessions again.
+    assert!(store_dir(&home).join("damaged").join(&name).exists());
+    run_ok(&home, &["index"], 0);
+    let store = open(&home);
+    assert_covered(&store);
+    let listed = store.segment_list().unwrap();
+    assert!(listed.segments.iter().all(|s| s.name != name));
+    assert!(!store_dir(&home).join("damaged").join(&name).exists());
+    assert!(store.live_segments().iter().all(|s| !s.damaged()));
+    assert_eq!(answers(&store), before);
+}
+
+/// Copies a directory tree.
+fn copy_tree(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for e in fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &dest);
+        } else if e.file_name() != "README.md" {
+            fs::copy(e.path(), dest).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_store_of_the_previous_segment_format_is_read_and_reindexed() {
+    let home = temp_dir("seg-v3");
+    for f in ["pi-alpha.jsonl", "pi-beta.jsonl", "pi-gamma.jsonl"] {
+        add_fixture(&home, f);
+    }
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/store-v3");
+    copy_tree(&fixture, &store_dir(&home));
+    let store = open(&home);
+    let list = store.segment_list().unwrap();
+    let path = store.segments_dir().join(&list.segments[0].name);
+    assert!(fs::read(&path).unwrap().starts_with(b"RCSEG\0\0\x03"));
+    assert_eq!(store.live_segments().len(), 1, "a version-3 segment opens");
+    assert_covered(&store);
+    let queries = [
+        "zebrafinch",
+        "strasse",
+        "pangolin crate",
+        "nothing-here",
+        "the",
+    ];
+    let answers = |store: &Arc<Store>| -> Vec<String> {
+        queries
+            .iter()
+            .flat_map(|q| ["newest", "relevance"].map(|s| search(store, q, s)))
+            .map(|r| serde_json::to_string(&r).unwrap())
+            .collect()
+    };
+    let with = answers(&store);
+    assert!(with[0].contains("0a1fa001"), "{}", with[0]);
+    // The same bytes as a search that trusts no segment.
+    let list_path = store_dir(&home).join(segments::LIST);
+    let saved = fs::read(&list_path).unwrap();
+    fs::remove_file(&list_path).unwrap();
+    assert_eq!(answers(&open(&home)), with);
+    fs::write(&list_path, saved).unwrap();
+    // The next `recall index` keeps the store searchable and covered.
+    run_ok(&home, &["index"], 0);
+    let store = open(&home);
+    assert_covered(&store);
+    let r = search(&store, "zebrafinch", "newest");
+    assert!(r
+        .sessions
+        .iter()
+        .any(|s| s.session_key.contains("0a1fa001")));
+}

@@ -80,7 +80,13 @@ pub struct SearchArgs {
     /// Highlight matches: auto (on a terminal), always, never.
     #[arg(long, value_enum, default_value_t = Color::Auto)]
     pub color: Color,
-    /// Search the store as it is, without the query-time sweep.
+    /// Sweep the sources before searching when no `recall serve` answers (a
+    /// search otherwise reads the index as `recall index` or the daemon
+    /// left it; only the very first search builds it).
+    #[arg(long, conflicts_with = "no_refresh")]
+    pub refresh: bool,
+    /// Search the store as it is, even before its first backfill; with
+    /// --remote: do not refresh the remote catalogs.
     #[arg(long)]
     pub no_refresh: bool,
     /// auto (default): through a running `recall serve` of this store when
@@ -200,8 +206,14 @@ fn ask(
         (Some(r), _) => Ok((r, "daemon")),
         (None, Via::Daemon) => anyhow::bail!("no running `recall serve` answered for this store"),
         (None, _) => {
-            if !a.no_refresh {
+            // No maintenance in a search: after the first backfill the
+            // sources are swept only when asked (`--refresh`). A disabled
+            // store sweeps nothing: `refresh` only says so.
+            let backfilled = ctx.indexer.backfilled();
+            if a.refresh || (!a.no_refresh && (!backfilled || !ctx.policy.enabled)) {
                 ctx.refresh();
+            } else if !a.no_refresh {
+                stale_hint(ctx);
             }
             let building = !ctx.indexer.backfilled();
             let catalog = StoreCatalog::new(ctx.store.clone(), Arc::new(Arena::default()));
@@ -218,6 +230,35 @@ fn ask(
                 Err(e) => Err(fail(a, &e)),
             }
         }
+    }
+}
+
+/// An index last swept this long ago gets [`stale_hint`]'s line.
+const STALE_AFTER_MS: i64 = 10 * 60 * 1000;
+
+/// On a terminal, when the index was last swept over [`STALE_AFTER_MS`]
+/// ago: one line on stderr saying how old it is and how to bring it up to
+/// date (a search without a daemon no longer sweeps the sources itself).
+fn stale_hint(ctx: &Context) {
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() {
+        return;
+    }
+    let Ok(st) = ctx.store.indexer_state() else {
+        return;
+    };
+    let age = crate::store::wall_ms().saturating_sub(st.last_sweep_ms);
+    if st.last_sweep_ms > 0 && age > STALE_AFTER_MS {
+        let mins = age / 60_000;
+        let ago = match mins {
+            0..=119 => format!("{mins} min"),
+            120..=2879 => format!("{} h", mins / 60),
+            _ => format!("{} days", mins / 1440),
+        };
+        eprintln!(
+            "recall: the index was last brought up to date {ago} ago and no `recall serve` runs: \
+             `recall index` (or `--refresh`) updates it"
+        );
     }
 }
 

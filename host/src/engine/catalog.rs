@@ -85,7 +85,9 @@ impl StoreCatalog {
             budgets,
             building,
         };
-        recall_core::search(query, &self.own(&env))
+        let r = recall_core::search(query, &self.own(&env));
+        self.store.note_damaged_segments();
+        r
     }
 
     /// `env` with this catalog's directory cache and debug clock.

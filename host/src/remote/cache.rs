@@ -5,10 +5,11 @@
 //! or by store id and revision (catalog snapshots), and checked on every
 //! read from disk, so a torn or foreign file is fetched again, never
 //! trusted: a generation against its content hash, a snapshot by parsing
-//! it, a segment by `Segment::open` through a memory map (its CRC-32 and
-//! structure; its content hash only when fetched: the cache writes only
-//! bytes whose hash matched, and hashing 75 MB of cached segments per search
-//! was most of a warm search's time). A fetched object streams to a temp
+//! it, a segment by `Segment::open` through a memory map and
+//! `Segment::verify` (every block's CRC-32, and structure; its content hash
+//! only when fetched: the cache writes only bytes whose hash matched, and
+//! hashing 75 MB of cached segments per search was most of a warm search's
+//! time). A fetched object streams to a temp
 //! file, hashed on the way and bounded by its kind ([`Kind::max_bytes`]; a
 //! generation also by the size its snapshot entry gives), so no object is
 //! held whole in memory before it is known to be what its name says; when
@@ -337,9 +338,10 @@ impl Cache {
         Ok(bytes)
     }
 
-    /// A host's segment: from the memo, else the disk cache (opened: its CRC
-    /// and structure), else fetched (its content hash checked, then opened
-    /// and written to the cache).
+    /// A host's segment: from the memo, else the disk cache (opened and
+    /// every block checked: a cached copy that fails is fetched again), else
+    /// fetched (its content hash checked, then opened and written to the
+    /// cache).
     pub async fn segment(
         &self,
         remote: &Remote,
@@ -353,10 +355,13 @@ impl Cache {
         if let Some(seg) = self.memo.as_ref().and_then(|m| m.segment(host, name)) {
             return Ok(seg);
         }
-        let cached = segments::open(&dir, name).ok().inspect(|seg| {
-            touch(&dir.join(name));
-            self.verifying(Some(seg.bytes().len()));
-        });
+        let cached = segments::open(&dir, name)
+            .ok()
+            .filter(|seg| seg.verify().is_ok())
+            .inspect(|seg| {
+                touch(&dir.join(name));
+                self.verifying(Some(seg.bytes().len()));
+            });
         let seg = match cached {
             Some(seg) => Arc::new(seg),
             None => {

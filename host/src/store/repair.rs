@@ -9,9 +9,14 @@
 //! `damaged/<generation>`, best effort: a read-only store only loses the
 //! note); a note makes the indexer's next sweep a full one, which queues
 //! what the notes name. Only the indexer queues and removes notes.
+//!
+//! A segment a reader found a bad block in gets a note too
+//! (`damaged/<segment>`): the indexer's next maintenance pass checks every
+//! block of it and drops it when one fails, so its sessions are indexed
+//! into a new segment.
 
 use super::{wall_ms, Loaded, Store, StoreError};
-use recall_core::layout::{is_generation_name, store::DAMAGED};
+use recall_core::layout::{is_generation_name, is_segment_name, store::DAMAGED};
 use std::collections::BTreeSet;
 use std::fs;
 
@@ -28,6 +33,30 @@ impl Store {
         }
     }
 
+    /// Notes that the segment `name` has a bad block. Best effort.
+    pub fn note_damaged_segment(&self, name: &str) {
+        if !is_segment_name(name) {
+            return;
+        }
+        let dir = self.dir().join(DAMAGED);
+        if fs::create_dir_all(&dir).is_ok() {
+            let _ = fs::File::create(dir.join(name));
+        }
+    }
+
+    /// The segments the damage notes name.
+    pub(crate) fn segment_notes(&self) -> BTreeSet<String> {
+        self.notes()
+            .into_iter()
+            .filter(|n| is_segment_name(n))
+            .collect()
+    }
+
+    /// Removes the notes of segments (once the indexer checked them).
+    pub(crate) fn remove_segment_notes(&self, notes: &BTreeSet<String>) {
+        self.remove_notes(notes);
+    }
+
     /// Whether any damage note waits for a sweep (one directory read).
     pub fn has_damage_notes(&self) -> bool {
         fs::read_dir(self.dir().join(DAMAGED)).is_ok_and(|mut d| d.next().is_some())
@@ -35,6 +64,14 @@ impl Store {
 
     /// The generations the damage notes name.
     fn damage_notes(&self) -> BTreeSet<String> {
+        self.notes()
+            .into_iter()
+            .filter(|n| is_generation_name(n))
+            .collect()
+    }
+
+    /// Every damage note.
+    fn notes(&self) -> BTreeSet<String> {
         let Ok(dir) = fs::read_dir(self.dir().join(DAMAGED)) else {
             return BTreeSet::new();
         };

@@ -4,7 +4,7 @@
 //! last publish (the segments follow the manifest).
 
 use super::Sweep;
-use crate::store::segments::{self, SegmentDraft, SegmentRef};
+use crate::store::segments::{self, Deferral, SegmentDraft, SegmentRef};
 use crate::store::Store;
 use recall_core::PreparedShard;
 use std::sync::mpsc;
@@ -27,7 +27,10 @@ impl Sweep<'_> {
     /// The maintain stage: the workers' segments are listed, and anything
     /// they do not cover is indexed (never fails the sweep: without
     /// segments searches scan). The last draft is written while the merger
-    /// may still be merging.
+    /// may still be merging. A query-time refresh only lists what its
+    /// workers wrote: merges, segments over uncovered generations and lost
+    /// sidecars are left to the next sweep of `recall index` or the daemon,
+    /// so a search never pays for maintenance.
     pub(super) fn maintain(&mut self, segments: Segments) {
         let (store, ix) = (self.store, self.ix);
         let last = store.write_draft(segments.rest);
@@ -37,6 +40,10 @@ impl Sweep<'_> {
             .unwrap_or_default();
         if let Ok(Some((r, _))) = last {
             built.push(r);
+        }
+        if ix.in_search() {
+            let _ = store.maintain_segments_with(built, Some(Deferral::ALL), false);
+            return;
         }
         if let Ok(r) = store.maintain_segments_with(built, ix.segment_deferral(), !merged) {
             ix.note_deferred(r.deferred);

@@ -15,6 +15,8 @@ use std::sync::Arc;
 pub struct SegmentCache {
     open: HashMap<String, Arc<Segment>>,
     pub(super) bad: HashSet<String>,
+    /// Open segments a read found a bad block in, noted for the indexer.
+    noted: HashSet<String>,
     /// The set last built, and the names it was built from.
     set: Option<(Vec<String>, Arc<SegmentSet>)>,
     /// `segments.json` as last read: its file stamp, for its store id (a
@@ -22,8 +24,9 @@ pub struct SegmentCache {
     list: Option<(crate::store::Stamp, SegmentList)>,
 }
 
-/// Opens a segment file through a memory map, refusing a torn or altered
-/// one (its checksum covers every byte).
+/// Opens a segment file through a memory map, refusing one whose footer or
+/// names are torn or altered (its other blocks are checked as queries read
+/// them; a segment of an earlier version is checked whole).
 pub fn open(sdir: &Path, name: &str) -> Result<Segment, String> {
     if !is_segment_name(name) {
         return Err(format!("not a segment name: {name:?}"));
@@ -34,12 +37,12 @@ pub fn open(sdir: &Path, name: &str) -> Result<Segment, String> {
     // unlinks them, which keeps an existing map valid).
     let map = Arc::new(unsafe { memmap2::Mmap::map(&file) }.map_err(|e| e.to_string())?);
     let seg = Segment::open(Mapped(map.clone())).map_err(|e| e.to_string())?;
-    // Opening read every page for the checksum; a query touches only the
-    // tables and the postings it probes. Dropping the pages from this
-    // process's map keeps them in the page cache (a later touch is a minor
-    // fault) but out of its resident set: at 10 GB the open segments were
-    // 880 MB of the daemon's RSS. What queries touch comes back (the
-    // kernel maps 64 KiB around each touched page).
+    // Opening read the footer and the names (every page, for a segment of
+    // an earlier version); a query touches only the tables and the postings
+    // it probes. Dropping the pages from this process's map keeps them in
+    // the page cache (a later touch is a minor fault) but out of its
+    // resident set. What queries touch comes back (the kernel maps 64 KiB
+    // around each touched page).
     // SAFETY: a read-only shared file mapping: DONTNEED drops page table
     // entries only, and the next read sees the file's bytes again.
     let _ = unsafe { map.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
@@ -72,6 +75,25 @@ impl Store {
         let list = read_list(self.dir(), &cur.store_id);
         cache.list = Some((stamp, list.clone()));
         Ok(list)
+    }
+
+    /// Leaves a damage note (once per process) for each open segment a read
+    /// found a bad block in, for the indexer to check and rebuild it.
+    pub fn note_damaged_segments(&self) {
+        let damaged: Vec<String> = {
+            let mut cache = self.segment_cache.lock().unwrap_or_else(|p| p.into_inner());
+            let found: Vec<String> = cache
+                .open
+                .iter()
+                .filter(|(n, s)| s.damaged() && !cache.noted.contains(*n))
+                .map(|(n, _)| n.clone())
+                .collect();
+            cache.noted.extend(found.iter().cloned());
+            found
+        };
+        for name in damaged {
+            self.note_damaged_segment(&name);
+        }
     }
 
     /// The live segments that open, cached. Never writes: a segment that

@@ -136,11 +136,19 @@ impl Store {
                 listed_fresh = true;
             }
         }
+        // A segment a reader found a bad block in is checked whole: one
+        // that fails is dropped like one that does not open.
+        let noted = self.segment_notes();
         let opened = list
             .segments
             .iter()
-            .map(|s| self.open_cached(&sdir, &s.name).ok())
+            .map(|s| {
+                let seg = self.open_cached(&sdir, &s.name).ok()?;
+                let suspect = seg.damaged() || noted.contains(&s.name);
+                (!suspect || seg.verify().is_ok()).then_some(seg)
+            })
             .collect();
+        self.remove_segment_notes(&noted);
         Ok(Some(Found {
             manifest,
             entries: list.segments,
@@ -175,7 +183,9 @@ impl Store {
                     continue;
                 };
                 let live: HashSet<&str> = p.generations.iter().map(String::as_str).collect();
-                draft.builder.add_segment(seg, |n| live.contains(n));
+                // A segment with a bad block adds nothing: its generations
+                // are left uncovered, scanned, and indexed by the next pass.
+                let _ = draft.builder.add_segment(seg, |n| live.contains(n));
             }
             draft.source_bytes = m.source_bytes;
             if let Some((r, n)) = self.write_draft(draft)? {
@@ -224,7 +234,10 @@ impl Store {
             let seg = self
                 .open_cached(&sdir, &r.name)
                 .map_err(|e| StoreError::io(&sdir.join(&r.name), io::Error::other(e)))?;
-            draft.builder.add_segment(&seg, |_| true);
+            draft
+                .builder
+                .add_segment(&seg, |_| true)
+                .map_err(|e| StoreError::io(&sdir.join(&r.name), io::Error::other(e)))?;
             draft.source_bytes += r.source_bytes;
         }
         Ok(self.write_draft(draft)?.map(|(r, _)| r))

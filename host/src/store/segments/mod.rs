@@ -112,6 +112,12 @@ impl Deferral {
         generations: 0,
         bytes: 0,
     };
+    /// Defers everything (a query-time refresh: no merge, no segment over
+    /// uncovered generations, no sidecar restored).
+    pub const ALL: Deferral = Deferral {
+        generations: usize::MAX,
+        bytes: u64::MAX,
+    };
 }
 
 impl Default for Deferral {

@@ -136,9 +136,10 @@ pub fn plan(listed: &[Listed<'_>], pass: &Pass<'_>) -> MergePlan {
         .collect();
     uncovered.sort_unstable();
     let deferring = pass.defer.is_some_and(|d| {
-        !uncovered.is_empty()
-            && uncovered.len() <= d.generations
-            && uncovered.iter().filter_map(|g| live.get(g)).sum::<u64>() <= d.bytes
+        d == Deferral::ALL
+            || !uncovered.is_empty()
+                && uncovered.len() <= d.generations
+                && uncovered.iter().filter_map(|g| live.get(g)).sum::<u64>() <= d.bytes
     });
     if deferring {
         plan.deferred = uncovered.len();
