@@ -209,11 +209,9 @@ fn parse_footer(bytes: &[u8]) -> Result<Parts, SegmentError> {
     if r.pos != r.bytes.len() {
         return Err(SegmentError::Malformed("names"));
     }
-    let tool = lanes.pop().ok_or(SegmentError::Malformed("lanes"))?;
-    let conversation = lanes.pop().ok_or(SegmentError::Malformed("lanes"))?;
     Ok(Parts {
         names,
-        lanes: [conversation, tool],
+        lanes: two(lanes)?,
         blocks,
     })
 }
@@ -265,13 +263,16 @@ fn parse_whole(bytes: &[u8], follows: bool) -> Result<Parts, SegmentError> {
     if r.pos != bytes.len() {
         return Err(SegmentError::Malformed("trailing bytes"));
     }
-    let tool = lanes.pop().ok_or(SegmentError::Malformed("lanes"))?;
-    let conversation = lanes.pop().ok_or(SegmentError::Malformed("lanes"))?;
     Ok(Parts {
         names,
-        lanes: [conversation, tool],
+        lanes: two(lanes)?,
         blocks: Blocks::verified(),
     })
+}
+
+/// The conversation and the tool lane, in that order.
+fn two(lanes: Vec<LaneTable>) -> Result<[LaneTable; 2], SegmentError> {
+    <[LaneTable; 2]>::try_from(lanes).map_err(|_| SegmentError::Malformed("lanes"))
 }
 
 /// A lane's mask and follow-mask widths: 0 or 8 bytes each.

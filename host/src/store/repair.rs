@@ -24,20 +24,20 @@ impl Store {
     /// Notes that the generation `name` is damaged (a reader found that its
     /// bytes do not hash to its name). Best effort, never an error.
     pub fn note_damaged(&self, name: &str) {
-        if !is_generation_name(name) {
-            return;
-        }
-        let dir = self.dir().join(DAMAGED);
-        if fs::create_dir_all(&dir).is_ok() {
-            let _ = fs::File::create(dir.join(name));
+        if is_generation_name(name) {
+            self.note(name);
         }
     }
 
     /// Notes that the segment `name` has a bad block. Best effort.
     pub fn note_damaged_segment(&self, name: &str) {
-        if !is_segment_name(name) {
-            return;
+        if is_segment_name(name) {
+            self.note(name);
         }
+    }
+
+    /// Leaves the note `damaged/<name>` (a checked file name).
+    fn note(&self, name: &str) {
         let dir = self.dir().join(DAMAGED);
         if fs::create_dir_all(&dir).is_ok() {
             let _ = fs::File::create(dir.join(name));
