@@ -72,6 +72,10 @@ test('a fresh profile that went offline reloads with the daemon stopped', LONG, 
     await page.waitForSelector('.recent .session-row');
     await page.click('#offline-btn');
     await page.waitForSelector('#mode-badge:not([hidden])', { timeout: 120_000 });
+    // The copy is complete once the background fill of generations ends
+    // (stopping the daemon before that leaves searches that need them).
+    const fill = await page.evaluate(async () => (await import('/js/offline.js')).filled());
+    assert.ok(!fill.failed, 'the background fill finished');
     await own.stop();
     const failed = [];
     page.on('requestfailed', (r) => {
