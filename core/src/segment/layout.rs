@@ -160,7 +160,9 @@ fn parse_footer(bytes: &[u8]) -> Result<Parts, SegmentError> {
         let (mask_bytes, follow_bytes) = widths(r.u32()?, r.u32()?)?;
         let grams = r.u32()? as usize;
         let (table, blob, blob_len) = (r.at()?, r.at()?, r.at()?);
-        if !within(table, grams * 12) || !within(blob, blob_len) {
+        // Checked: on a 32-bit target (wasm) a hostile count would wrap.
+        let rows = grams.checked_mul(12);
+        if rows.is_none_or(|n| !within(table, n)) || !within(blob, blob_len) {
             return Err(SegmentError::Malformed("lane bounds"));
         }
         let starts: Vec<u32> = r
