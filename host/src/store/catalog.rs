@@ -141,23 +141,38 @@ pub fn empty(store_id: String, parser_version: u32, revision: u64, now_ms: i64) 
     }
 }
 
+/// A meta's entries as [`assemble`] gets them: shared with a cache (each
+/// entry is copied into the manifest) or owned (moved into it).
+pub enum MetaEntries {
+    /// Kept by the store's cache too.
+    Shared(Entries),
+    /// Parsed for this manifest alone.
+    Owned(BTreeMap<String, ManifestEntry>),
+}
+
 /// Assembles the manifest a catalog describes from its metas (`load`
 /// yields a meta's entries by name): newer metas override older ones, and a
 /// meta's removed keys are skipped.
 pub fn assemble(
     c: &Catalog,
-    mut load: impl FnMut(&str) -> Result<Entries, String>,
+    mut load: impl FnMut(&str) -> Result<MetaEntries, String>,
 ) -> Result<Manifest, String> {
     let mut m = Manifest::empty(c.store_id.clone(), c.parser_version);
     m.revision = c.revision;
     m.updated_at_ms = c.updated_at_ms;
     m.tombstones = c.tombstones.clone();
     for r in &c.metas {
-        let entries = load(&r.name)?;
         let deleted: HashSet<&str> = r.deleted.iter().map(String::as_str).collect();
-        for (k, e) in entries.iter() {
-            if !deleted.contains(k.as_str()) {
-                m.sessions.insert(k.clone(), e.clone());
+        let live = |k: &String| !deleted.contains(k.as_str());
+        match load(&r.name)? {
+            MetaEntries::Shared(entries) => {
+                for (k, e) in entries.iter().filter(|(k, _)| live(k)) {
+                    m.sessions.insert(k.clone(), e.clone());
+                }
+            }
+            MetaEntries::Owned(entries) => {
+                m.sessions
+                    .extend(entries.into_iter().filter(|(k, _)| live(k)));
             }
         }
     }
@@ -321,7 +336,7 @@ pub fn read_store(dir: &std::path::Path) -> Result<Option<Manifest>, String> {
             let c = parse(&bytes).map_err(|e| format!("{CATALOG}: {e}"))?;
             let m = assemble(&c, |n| {
                 let b = std::fs::read(dir.join(METAS).join(n)).map_err(|e| format!("{n}: {e}"))?;
-                parse_meta(n, &b).map(Arc::new)
+                parse_meta(n, &b).map(MetaEntries::Owned)
             })?;
             Ok(Some(m))
         }
@@ -405,8 +420,18 @@ mod tests {
             written += b.len() as u64;
             files.bytes.insert(n, b);
         }
-        let back = assemble(&w.catalog, |n| files.load(n)).unwrap();
+        let back = assemble(&w.catalog, |n| files.load(n).map(MetaEntries::Shared)).unwrap();
         assert_eq!(back, *next, "a reader assembles exactly what was published");
+        // A one-shot reader moves the entries of metas it parsed alone.
+        let owned = |n: &str| {
+            let b = files.bytes.get(n).ok_or("absent")?;
+            parse_meta(n, b).map(MetaEntries::Owned)
+        };
+        let back = assemble(&w.catalog, owned).unwrap();
+        assert_eq!(
+            back, *next,
+            "moving the entries assembles the same manifest"
+        );
         (w.catalog, written)
     }
 

@@ -33,7 +33,8 @@ pub use state::{IndexerState, SkipReason, SkippedUnit};
 
 use lock::WriterLock;
 use manifest::ReadManifest;
-use recall_core::model::Manifest;
+use recall_core::model::{Manifest, ManifestEntry};
+use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fs;
 use std::io;
@@ -131,6 +132,9 @@ pub struct Store {
     snapshots: PathBuf,
     cached: Mutex<Option<(Stamp, Arc<Manifest>)>>,
     metas: Mutex<std::collections::HashMap<String, catalog::Entries>>,
+    /// Metas some manifest of this process was assembled from (the cache
+    /// takes a meta the second time: see [`Store::assemble`]).
+    metas_seen: Mutex<std::collections::HashSet<String>>,
     manifest_json: Mutex<Option<ManifestJson>>,
     snapshot_cache: Mutex<Vec<Arc<Manifest>>>,
     quarantined: Mutex<Vec<String>>,
@@ -170,6 +174,7 @@ impl Store {
             snapshots,
             cached: Mutex::new(None),
             metas: Mutex::new(Default::default()),
+            metas_seen: Mutex::new(Default::default()),
             manifest_json: Mutex::new(None),
             snapshot_cache: Mutex::new(Vec::new()),
             quarantined: Mutex::new(Vec::new()),
@@ -251,8 +256,12 @@ impl Store {
             return Ok(Loaded::Corrupt);
         };
         let m = Arc::new(m);
+        let named = |k: &String| cat.metas.iter().any(|r| r.name == *k);
         if let Ok(mut metas) = self.metas.lock() {
-            metas.retain(|k, _| cat.metas.iter().any(|r| r.name == *k));
+            metas.retain(|k, _| named(k));
+        }
+        if let Ok(mut seen) = self.metas_seen.lock() {
+            seen.retain(named);
         }
         if let (Some(st), Ok(mut guard)) = (st, self.cached.lock()) {
             *guard = Some((st, m.clone()));
@@ -290,21 +299,38 @@ impl Store {
         if let Some(e) = self.metas.lock().ok().and_then(|m| m.get(name).cloned()) {
             return Ok(e);
         }
-        if !catalog::is_meta_name(name) {
-            return Err(format!("not a meta name: {name:?}"));
-        }
-        let path = self.dir.join(catalog::METAS).join(name);
-        let bytes = fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let entries = Arc::new(catalog::parse_meta(name, &bytes)?);
+        let entries = Arc::new(self.parse_meta_file(name)?);
         if let Ok(mut m) = self.metas.lock() {
             m.insert(name.to_string(), entries.clone());
         }
         Ok(entries)
     }
 
+    /// Reads and parses `metas/<name>`, uncached.
+    fn parse_meta_file(&self, name: &str) -> Result<BTreeMap<String, ManifestEntry>, String> {
+        if !catalog::is_meta_name(name) {
+            return Err(format!("not a meta name: {name:?}"));
+        }
+        let path = self.dir.join(catalog::METAS).join(name);
+        let bytes = fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        catalog::parse_meta(name, &bytes)
+    }
+
     /// The manifest a catalog describes.
+    ///
+    /// A meta is kept in the cache from the second manifest that needs it
+    /// on: a one-shot command parses each meta once and moves its entries
+    /// (copying 20,000 entries was an eighth of a search at 10 GB), a
+    /// daemon keeps the metas that outlive a catalog change.
     pub(crate) fn assemble(&self, cat: &catalog::Catalog) -> Result<Manifest, String> {
-        catalog::assemble(cat, |n| self.meta(n))
+        catalog::assemble(cat, |n| {
+            let first = self.metas_seen.lock().map(|mut s| s.insert(n.to_string()));
+            let cached = self.metas.lock().ok().is_some_and(|m| m.contains_key(n));
+            if cached || first.is_ok_and(|first| !first) {
+                return self.meta(n).map(catalog::MetaEntries::Shared);
+            }
+            self.parse_meta_file(n).map(catalog::MetaEntries::Owned)
+        })
     }
 
     /// Caches `m` as the manifest whose file has `meta` (being written under

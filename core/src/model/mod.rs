@@ -8,6 +8,8 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
 
+mod flat;
+
 /// One of the agents recall indexes. The serialized spelling is the one
 /// used everywhere: shards, session keys, the API and the CLI.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -426,7 +428,9 @@ pub struct FileCursor {
 }
 
 /// One session's entry in the manifest: the meta plus store bookkeeping.
+/// Read through [`flat::FlatEntry`] (the same JSON, one level).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "flat::FlatEntry")]
 pub struct ManifestEntry {
     /// The session meta (flattened).
     #[serde(flatten)]
