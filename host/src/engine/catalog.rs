@@ -86,8 +86,16 @@ impl StoreCatalog {
             building,
         };
         let r = recall_core::search(query, &self.own(&env));
-        self.store.note_damaged_segments();
+        self.after_search();
         r
+    }
+
+    /// What every search leaves behind: a damage note for each segment it
+    /// found a bad block in, and the segment maps' pages dropped when the
+    /// process holds too many.
+    pub fn after_search(&self) {
+        self.store.note_damaged_segments();
+        self.store.bound_segment_pages();
     }
 
     /// `env` with this catalog's directory cache and debug clock.

@@ -78,6 +78,8 @@ impl ReadCatalog for StoreCatalog {
         env: &SearchEnv<'_>,
     ) -> Result<Response, QueryError> {
         crate::engine::served::no_host_filter(host)?;
-        recall_core::search(query, &self.own(env))
+        let r = recall_core::search(query, &self.own(env));
+        self.after_search();
+        r
     }
 }

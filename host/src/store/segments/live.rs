@@ -1,6 +1,12 @@
 //! Reading the live segments: `segments.json` by its file stamp, each
 //! listed segment memory-mapped and checked once per process (one that does
 //! not open is skipped, never trusted), and one lookup table over them.
+//!
+//! The maps' resident pages are bounded: after a search, when the process
+//! holds more than [`RESIDENT_FILE_BYTES`] of file pages, every live map
+//! drops its pages ([`Store::bound_segment_pages`]). They stay in the page
+//! cache, so a later read of them is a minor fault, not a disk read; the
+//! process's memory no longer grows with the postings its queries touched.
 
 use super::{is_segment_name, read_list, SegmentList, LIST};
 use crate::store::{Store, StoreError};
@@ -14,6 +20,8 @@ use std::sync::Arc;
 #[derive(Debug, Default)]
 pub struct SegmentCache {
     open: HashMap<String, Arc<Segment>>,
+    /// The memory maps of `open`, for their advice.
+    maps: HashMap<String, Arc<memmap2::Mmap>>,
     pub(super) bad: HashSet<String>,
     /// Open segments a read found a bad block in, noted for the indexer.
     noted: HashSet<String>,
@@ -28,6 +36,11 @@ pub struct SegmentCache {
 /// names are torn or altered (its other blocks are checked as queries read
 /// them; a segment of an earlier version is checked whole).
 pub fn open(sdir: &Path, name: &str) -> Result<Segment, String> {
+    open_mapped(sdir, name).map(|(seg, _)| seg)
+}
+
+/// [`open`], with the segment's memory map.
+fn open_mapped(sdir: &Path, name: &str) -> Result<(Segment, Arc<memmap2::Mmap>), String> {
     if !is_segment_name(name) {
         return Err(format!("not a segment name: {name:?}"));
     }
@@ -43,10 +56,29 @@ pub fn open(sdir: &Path, name: &str) -> Result<Segment, String> {
     // the page cache (a later touch is a minor fault) but out of its
     // resident set. What queries touch comes back (the kernel maps 64 KiB
     // around each touched page).
+    drop_pages(&map);
+    Ok((seg, map))
+}
+
+/// File pages this process may hold before a search drops the segment
+/// maps' pages (the binary's own text counts too: about 10 MiB).
+pub const RESIDENT_FILE_BYTES: u64 = 48 << 20;
+
+/// Drops a segment map's pages from this process (not from the page cache).
+fn drop_pages(map: &memmap2::Mmap) {
     // SAFETY: a read-only shared file mapping: DONTNEED drops page table
     // entries only, and the next read sees the file's bytes again.
     let _ = unsafe { map.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
-    Ok(seg)
+}
+
+/// The file-backed bytes resident in this process (`/proc/self/statm`'s
+/// shared pages); `None` where there is no such file.
+fn resident_file_bytes() -> Option<u64> {
+    let statm = fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = statm.split_whitespace().nth(2)?.parse().ok()?;
+    // SAFETY: sysconf reads a constant of the system.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    Some(pages.saturating_mul(u64::try_from(page).ok()?))
 }
 
 /// A segment's memory map, shared with [`open`] for its advice.
@@ -96,6 +128,23 @@ impl Store {
         }
     }
 
+    /// Drops the segment maps' pages from this process when it holds more
+    /// than [`RESIDENT_FILE_BYTES`] of file pages (a search calls it when it
+    /// ends); returns whether it did.
+    pub fn bound_segment_pages(&self) -> bool {
+        if resident_file_bytes().is_none_or(|b| b <= RESIDENT_FILE_BYTES) {
+            return false;
+        }
+        let maps: Vec<Arc<memmap2::Mmap>> = {
+            let cache = self.segment_cache.lock().unwrap_or_else(|p| p.into_inner());
+            cache.maps.values().cloned().collect()
+        };
+        for m in &maps {
+            drop_pages(m);
+        }
+        true
+    }
+
     /// The live segments that open, cached. Never writes: a segment that
     /// cannot be opened is skipped (its sessions are scanned) and left for
     /// the indexer to replace.
@@ -118,10 +167,11 @@ impl Store {
             if cache.bad.contains(&s.name) {
                 continue;
             }
-            match open(&sdir, &s.name) {
-                Ok(seg) => {
+            match open_mapped(&sdir, &s.name) {
+                Ok((seg, map)) => {
                     let seg = Arc::new(seg);
                     cache.open.insert(s.name.clone(), seg.clone());
+                    cache.maps.insert(s.name.clone(), map);
                     out.push((s.name.clone(), seg));
                 }
                 Err(_) => {
@@ -132,6 +182,7 @@ impl Store {
         // Forget segments no longer listed.
         let live: HashSet<&str> = list.segments.iter().map(|s| s.name.as_str()).collect();
         cache.open.retain(|k, _| live.contains(k.as_str()));
+        cache.maps.retain(|k, _| live.contains(k.as_str()));
         out
     }
 
@@ -140,8 +191,10 @@ impl Store {
         if let Some(s) = cache.open.get(name) {
             return Ok(s.clone());
         }
-        let seg = Arc::new(open(sdir, name)?);
+        let (seg, map) = open_mapped(sdir, name)?;
+        let seg = Arc::new(seg);
         cache.open.insert(name.to_string(), seg.clone());
+        cache.maps.insert(name.to_string(), map);
         cache.bad.remove(name);
         Ok(seg)
     }
