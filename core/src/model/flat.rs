@@ -3,7 +3,9 @@
 //! written (`#[serde(flatten)]`). Deserializing through this struct instead
 //! of the flattened derive spares serde's buffering of each entry into
 //! untyped content first: an entry's strings are allocated once. The
-//! attributes must match the two structs' own.
+//! attributes must match the two structs' own; a field added to either
+//! fails to compile here until it is added (the `From` builds both whole),
+//! and the test compares with the flattened derive itself.
 
 use super::{FileCursor, ManifestEntry, Parent, SessionMeta, Source};
 use serde::Deserialize;

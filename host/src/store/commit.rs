@@ -106,7 +106,7 @@ impl Store {
         }
         if let Ok(mut cache) = self.metas.lock() {
             for (name, _, entries) in &written.metas {
-                cache.insert(name.clone(), entries.clone());
+                cache.insert(name.clone(), Some(entries.clone()));
             }
         }
         let bytes = catalog::to_bytes(&written.catalog)?;

@@ -131,10 +131,9 @@ pub struct Store {
     generations: PathBuf,
     snapshots: PathBuf,
     cached: Mutex<Option<(Stamp, Arc<Manifest>)>>,
-    metas: Mutex<std::collections::HashMap<String, catalog::Entries>>,
-    /// Metas some manifest of this process was assembled from (the cache
+    /// `None`: a meta one manifest was assembled from, not kept (the cache
     /// takes a meta the second time: see [`Store::assemble`]).
-    metas_seen: Mutex<std::collections::HashSet<String>>,
+    metas: Mutex<std::collections::HashMap<String, Option<catalog::Entries>>>,
     manifest_json: Mutex<Option<ManifestJson>>,
     snapshot_cache: Mutex<Vec<Arc<Manifest>>>,
     quarantined: Mutex<Vec<String>>,
@@ -174,7 +173,6 @@ impl Store {
             snapshots,
             cached: Mutex::new(None),
             metas: Mutex::new(Default::default()),
-            metas_seen: Mutex::new(Default::default()),
             manifest_json: Mutex::new(None),
             snapshot_cache: Mutex::new(Vec::new()),
             quarantined: Mutex::new(Vec::new()),
@@ -256,12 +254,8 @@ impl Store {
             return Ok(Loaded::Corrupt);
         };
         let m = Arc::new(m);
-        let named = |k: &String| cat.metas.iter().any(|r| r.name == *k);
         if let Ok(mut metas) = self.metas.lock() {
-            metas.retain(|k, _| named(k));
-        }
-        if let Ok(mut seen) = self.metas_seen.lock() {
-            seen.retain(named);
+            metas.retain(|k, _| cat.metas.iter().any(|r| r.name == *k));
         }
         if let (Some(st), Ok(mut guard)) = (st, self.cached.lock()) {
             *guard = Some((st, m.clone()));
@@ -296,12 +290,17 @@ impl Store {
     /// A meta's entries (cached by name); one that is missing or does not
     /// match its name is an error.
     pub(crate) fn meta(&self, name: &str) -> Result<catalog::Entries, String> {
-        if let Some(e) = self.metas.lock().ok().and_then(|m| m.get(name).cloned()) {
+        if let Some(e) = self
+            .metas
+            .lock()
+            .ok()
+            .and_then(|m| m.get(name).cloned().flatten())
+        {
             return Ok(e);
         }
         let entries = Arc::new(self.parse_meta_file(name)?);
         if let Ok(mut m) = self.metas.lock() {
-            m.insert(name.to_string(), entries.clone());
+            m.insert(name.to_string(), Some(entries.clone()));
         }
         Ok(entries)
     }
@@ -324,9 +323,15 @@ impl Store {
     /// daemon keeps the metas that outlive a catalog change.
     pub(crate) fn assemble(&self, cat: &catalog::Catalog) -> Result<Manifest, String> {
         catalog::assemble(cat, |n| {
-            let first = self.metas_seen.lock().map(|mut s| s.insert(n.to_string()));
-            let cached = self.metas.lock().ok().is_some_and(|m| m.contains_key(n));
-            if cached || first.is_ok_and(|first| !first) {
+            // Seen before (kept or not): keep it; else note it and move.
+            let seen = self.metas.lock().map(|mut m| match m.get(n) {
+                Some(_) => true,
+                None => {
+                    m.insert(n.to_string(), None);
+                    false
+                }
+            });
+            if seen.unwrap_or(false) {
                 return self.meta(n).map(catalog::MetaEntries::Shared);
             }
             self.parse_meta_file(n).map(catalog::MetaEntries::Owned)
