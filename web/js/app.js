@@ -122,7 +122,7 @@ const live = new Live({
     if (els.q.value.trim().length < MIN_CHARS && !homeRefresh) {
       homeRefresh = setTimeout(() => {
         homeRefresh = null;
-        if (els.q.value.trim().length < MIN_CHARS) showIdle();
+        if (els.q.value.trim().length < MIN_CHARS) showIdle({ refresh: true });
       }, HOME_REFRESH_MS);
     }
   },
@@ -189,18 +189,27 @@ function schedule({ push = false, typing = false } = {}) {
 
 let homeController = null;
 
-function showIdle() {
-  replace(els.note);
-  els.lane.hidden = true;
-  replace(els.lane);
+/**
+ * The home page (no query). A `refresh` (the index moved, coverage arrived)
+ * keeps the page on screen and swaps in the new one when it is ready, so the
+ * list never blanks under the reader; a user's change shows a busy box.
+ */
+function showIdle({ refresh = false } = {}) {
   const hint = h('p', { class: 'hint' }, `Type at least ${MIN_CHARS} characters to search every conversation.`);
   homeController?.abort();
+  const shown = els.hits.querySelector('.home-box:not([aria-busy])');
+  if (!refresh || !shown || !backend.sessions) {
+    replace(els.note);
+    els.lane.hidden = true;
+    replace(els.lane);
+  }
   if (!backend.sessions) {
     replace(els.hits, hint, coverage ? coverageNode(coverage) : null);
     return;
   }
   const box = h('div', { class: 'home-box', 'aria-busy': 'true' });
-  replace(els.hits, hint, box);
+  const swap = refresh && shown;
+  if (!swap) replace(els.hits, hint, box);
   const mine = new AbortController();
   homeController = mine;
   const st = readForm(els.form);
@@ -217,10 +226,14 @@ function showIdle() {
       model: (model) => setFilters({ model }),
     },
   }).then(() => {
+    if (mine.signal.aborted) return;
     box.removeAttribute('aria-busy');
+    if (swap) replace(els.hits, hint, box);
     document.dispatchEvent(new CustomEvent('recall:home'));
   }).catch((e) => {
-    if (e?.name === 'AbortError') return;
+    if (e?.name === 'AbortError' || mine.signal.aborted) return;
+    // A failed refresh keeps the page it had (the status line says why).
+    if (swap) return;
     box.removeAttribute('aria-busy');
     replace(box, h('p', { class: 'error' }, `The session list cannot be shown: ${e.message}`), coverage ? coverageNode(coverage) : null);
   });
@@ -443,7 +456,7 @@ async function pollStatus() {
       if (s.phase === 'indexing') next = 1500;
       if (s.coverage && !coverage) {
         coverage = s.coverage;
-        if (els.q.value.trim().length < MIN_CHARS) showIdle();
+        if (els.q.value.trim().length < MIN_CHARS) showIdle({ refresh: true });
       }
     }
   } catch (e) {
