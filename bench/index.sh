@@ -9,10 +9,15 @@
 #   SIZE=300M bash bench/index.sh            # a quick run
 #
 # Query kinds: rare (a prose token that occurs in exactly one record), common
-# (an everyday word), and3 (three words of one record, ANDed). Each kind has
-# QN queries, run ROUNDS times after one warming round. For rare tokens the
-# bench also checks that recall's answer names the one session that holds the
-# token (a partial answer that misses it counts as a miss).
+# (an everyday word), and3 (three words of one record, ANDed), identifier
+# (camelCase / snake_case words of the records held by 20–MOST sessions,
+# default 60: made of common trigrams), path (`src/store/event.py`, as many)
+# and error (error-like phrases such as `KeyError: 'x'`, asked as a phrase).
+# Each kind has QN queries. The daemon's first asking of each query is timed
+# on its own (it loads the candidates' shards), then ROUNDS more rounds. For
+# rare tokens the bench also checks that recall's answer names the one
+# session that holds the token (a partial answer that misses it counts as a
+# miss).
 #
 # Writes bench/results/index-<SIZE>-<date>.md and keeps its raw JSON in WORK.
 set -euo pipefail
@@ -40,9 +45,13 @@ segments=$(python3 -c "import json;print(len(json.load(open('$home/.recall/index
 store_bytes=$(du -sb "$home/.recall" | cut -f1)
 
 # 2. The query set, drawn from truth (seeded, so every run asks the same).
-python3 - "$WORK/g/truth.jsonl" "$WORK/queries.json" "$QN" <<'PY'
+python3 - "$WORK/g/truth.jsonl" "$WORK/queries.json" "$QN" "${MOST:-60}" <<'PY'
 import json, random, re, sys
-truth, out, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+from collections import defaultdict
+truth, out, n, most = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+terms, paths, errors = defaultdict(set), defaultdict(set), defaultdict(set)
+error_re = re.compile(r"AssertionError: assert \d+ == \d+|KeyError: '\w+'|ECONNREFUSED 127\.0\.0\.1:\d+"
+                      r"|Cannot read properties of undefined \(reading '\w+'\)")
 tok = re.compile(r"u[0-9a-hjkmnp-tv-z]{10}")
 word = re.compile(r"[a-z]{5,12}")
 rng = random.Random(11)
@@ -53,6 +62,14 @@ with open(truth) as f:
         if '"type":"record"' not in line.replace(" ", ""):
             continue
         d = json.loads(line)
+        t = d["text"]
+        for w in re.findall(r"\b[a-z]+[A-Z][A-Za-z]+\b|\b[a-z]+_[a-z_]+\b", t):
+            if len(w) >= 8:
+                terms[w].add(d["key"])
+        for w in error_re.findall(t):
+            errors[w].add(d["key"])
+        for w in re.findall(r"\b[\w-]+/[\w./-]+\.[a-z]+\b", t):
+            paths[w].add(d["key"])
         seen += 1
         if len(records) < 4000:
             records.append((d["key"], d["text"]))
@@ -72,7 +89,13 @@ for key, text in records:
         and3.append({"q": " ".join(words[:3])})
 common = ["error", "test", "function", "cache", "release", "config", "update", "request", "value", "build",
           "file", "server", "query", "index", "thread", "memory", "output", "change", "check", "type"][:n]
-json.dump({"rare": rare, "common": [{"q": w} for w in common], "and3": and3}, open(out, "w"), ensure_ascii=False)
+pick = lambda held, lo, hi: rng.sample(sorted(t for t, s in held.items() if lo <= len(s) <= hi),
+                                       min(n, sum(lo <= len(s) <= hi for s in held.values())))
+json.dump({"rare": rare, "common": [{"q": w} for w in common], "and3": and3,
+           "identifier": [{"q": t} for t in pick(terms, 20, most)],
+           "path": [{"q": t} for t in pick(paths, 20, most)],
+           "error": [{"q": f'"{t}"'} for t in pick(errors, 5, 200)]},
+          open(out, "w"), ensure_ascii=False)
 PY
 
 # 3. SQLite FTS5 over the same records (built once per home).
@@ -110,6 +133,9 @@ c = sqlite3.connect(db)
 # matching record, with their hit counts.
 sql = "SELECT key, max(ts) AS m, count(*) FROM r WHERE r MATCH ? GROUP BY key ORDER BY m DESC LIMIT 20"
 def fts_q(q):
+    # A quoted query is one phrase; otherwise every word, ANDed (as recall).
+    if len(q) > 1 and q[0] == q[-1] == '"':
+        return '"' + q[1:-1].replace('"', '""') + '"'
     return " ".join('"' + w.replace('"', '""') + '"' for w in q.split())
 out = {}
 for kind, items in qs.items():
@@ -140,7 +166,7 @@ qs = json.load(open(qf))
 conn = http.client.HTTPConnection("127.0.0.1", int(port))
 out = {}
 for kind, items in qs.items():
-    ms, found, partial, empty = [], 0, 0, 0
+    ms, first, first_partial, found, partial, empty = [], [], 0, 0, 0, 0
     for rnd in range(rounds + 1):
         for it in items:
             path = "/api/sessions/message-search?" + urllib.parse.urlencode({"q": it["q"]})
@@ -148,15 +174,19 @@ for kind, items in qs.items():
             conn.request("GET", path)
             body = conn.getresponse().read()
             dt = (time.perf_counter() - t) * 1000
+            d = json.loads(body)
             if not rnd:
+                # The first asking: the candidates' shards are not in the arena yet.
+                first.append(dt)
+                first_partial += d.get("state") == "partial"
                 continue
             ms.append(dt)
-            d = json.loads(body)
             partial += d.get("state") == "partial"
             empty += not d.get("sessions")
             if "expect" in it and any(s["session_key"] == it["expect"] for s in d.get("sessions", [])):
                 found += 1
-    out[kind] = {"ms": ms, "found": found, "partial": partial, "empty": empty}
+    out[kind] = {"ms": ms, "first": first, "first_partial": first_partial, "found": found, "partial": partial,
+                 "empty": empty}
 print(json.dumps(out))
 PY
 serve_rss=$(awk '/VmRSS/{print $2}' "/proc/$serve_pid/status")
@@ -195,7 +225,8 @@ out = {}
 for kind, items in qs.items():
     ms = []
     for it in items[:3]:
-        words = it["q"].split()
+        q = it["q"]
+        words = [q[1:-1]] if len(q) > 1 and q[0] == q[-1] == '"' else q.split()
         t = time.perf_counter()
         # rg has no AND across words: list files with the first word, then filter.
         p = subprocess.run(["rg", "-l", "-i", "-F", "--hidden", "--no-ignore", words[0], home],
@@ -229,12 +260,13 @@ def pct(xs, p):
     return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))] if xs else float("nan")
 f = lambda x: f"{x:.2f}" if x < 10 else f"{x:.1f}" if x < 100 else f"{x:.0f}"
 cpu = subprocess.run(["sh", "-c", "grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'"], capture_output=True, text=True).stdout.strip()
-idx_files = 0
+# The index files a search reads: the listed segments and the filter
+# sidecars (merged-away segments wait out the collector's grace period).
 seg = os.path.join(work, "g/home/.recall/index/v1")
+listed = json.load(open(os.path.join(seg, "segments.json")))["segments"]
+idx_files = sum(os.path.getsize(os.path.join(seg, "segments", s["name"])) for s in listed)
 for dp, _, fs in os.walk(seg):
-    for n in fs:
-        if n.endswith((".grams", ".seg", ".segment")) or "segment" in dp:
-            idx_files += os.path.getsize(os.path.join(dp, n))
+    idx_files += sum(os.path.getsize(os.path.join(dp, n)) for n in fs if n.endswith(".grams"))
 print(f"# Search at scale — {size} (gen.py seed {seed})\n")
 print(f"`bash bench/index.sh` at {commit} (binary {binary}). Machine: {os.cpu_count()} cores ({cpu}), load average before / after: {lb} / {la} "
       "(the machine may be shared: wall times include waiting for a core).\n")
@@ -247,15 +279,24 @@ print(f"Home: {int(src)/1e6:.0f} MB of transcripts, {bf.get('new_sessions')} ses
 print(f"Daemon RSS after the HTTP runs: {int(rss)//1024} MiB (peak {int(hwm)//1024} MiB): {int(anon)//1024} MiB "
       f"anonymous (heap: the arena, directories, caches), {int(filed)//1024} MiB file-backed (the memory-mapped "
       "segments' pages the queries touched: page cache the kernel can reclaim).\n")
-print("Times in ms, p50 / p95 over every query of the kind × rounds (after one warming round). "
-      "`found` = rare tokens whose one session recall/FTS5 named on the first page.\n")
-print("| query kind | FTS5 unicode61 | recall serve, warm HTTP | partial / empty answers | found (FTS5 / recall) | `recall search` process | ripgrep (3 queries) |")
-print("|---|---|---|---|---|---|---|")
-for kind in ("rare", "common", "and3"):
+print("Times in ms, p50 / p95. FTS5 and the warm daemon: every query of the kind × rounds, after the "
+      "first asking; the daemon's first asking of each query (its candidates' shards not yet loaded) has its "
+      "own column, with how many of those answers were partial. `found` = rare tokens whose one session "
+      "recall/FTS5 named on the first page. The `recall search` process runs while the daemon is up "
+      "(it asks the daemon); bench/nodaemon.sh measures it with no daemon.\n")
+print("| query kind | queries | FTS5 unicode61 | recall serve, first asking (partial) | recall serve, warm HTTP | "
+      "partial / empty answers | found (FTS5 / recall) | `recall search` process | ripgrep (3 queries) |")
+print("|---|---|---|---|---|---|---|---|---|")
+for kind in ("rare", "common", "and3", "identifier", "path", "error"):
+    if kind not in http:
+        continue
     a, h, c, r = fts[kind], http[kind], cli[kind], rg[kind]
     n = len(h["ms"])
     found = f"{a['found']} / {h['found']} of {n}" if kind == "rare" else ""
-    print(f"| {kind} | {f(pct(a['ms'],50))} / {f(pct(a['ms'],95))} | {f(pct(h['ms'],50))} / {f(pct(h['ms'],95))} | "
+    first = h.get("first", [])
+    print(f"| {kind} | {len(first)} | {f(pct(a['ms'],50))} / {f(pct(a['ms'],95))} | "
+          f"{f(pct(first,50))} / {f(pct(first,95))} ({h.get('first_partial', 0)}) | "
+          f"{f(pct(h['ms'],50))} / {f(pct(h['ms'],95))} | "
           f"{h['partial']} / {h['empty']} of {n} | {found} | {f(pct(c['ms'],50))} / {f(pct(c['ms'],95))} | "
           f"{f(pct(r['ms'],50))} |")
 PY
