@@ -195,13 +195,17 @@ fn ask(
         })?;
         return Ok((r, "team"));
     }
+    use crate::http::client;
+    let daemon = || client::find(ctx.store.dir());
     let remote = match a.via {
         Via::Local => None,
-        _ => crate::http::client::find(ctx.store.dir())
-            .and_then(|addr| crate::http::client::search_with(addr, request, a.debug))
-            // A `serve --remote` daemon answers for the team: not this search.
-            .filter(|r| r.hosts.is_none()),
-    };
+        // Only a complete answer stands for this process's.
+        Via::Auto => daemon().and_then(|addr| client::search_with(addr, request, a.debug)),
+        // Asked for by name: the daemon's answer as it is (building, partial).
+        Via::Daemon => daemon().and_then(|addr| client::answer(addr, request, a.debug)),
+    }
+    // A `serve --remote` daemon answers for the team: not this search.
+    .filter(|r| r.hosts.is_none());
     match (remote, a.via) {
         (Some(r), _) => Ok((r, "daemon")),
         (None, Via::Daemon) => anyhow::bail!("no running `recall serve` answered for this store"),

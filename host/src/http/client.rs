@@ -87,6 +87,15 @@ pub fn search(addr: SocketAddr, request: &Request) -> Option<Response> {
 
 /// [`search`], asking for the planner's report when `debug`.
 pub fn search_with(addr: SocketAddr, request: &Request, debug: bool) -> Option<Response> {
+    // Partial (budgets) or building (backfill running): not the answer
+    // the local search gives.
+    answer(addr, request, debug).filter(|r| r.state == State::Ready)
+}
+
+/// Whatever the daemon answers to `request`, in any state (`building`
+/// while its backfill runs, `partial` when a budget ran out), or `None`
+/// when it does not answer: what `--via daemon` shows.
+pub fn answer(addr: SocketAddr, request: &Request, debug: bool) -> Option<Response> {
     let debug = if debug { "&debug=true" } else { "" };
     let body = get(
         addr,
@@ -95,10 +104,7 @@ pub fn search_with(addr: SocketAddr, request: &Request, debug: bool) -> Option<R
             query_string(request)
         ),
     )?;
-    let r: Response = serde_json::from_slice(&body).ok()?;
-    // Partial (budgets) or building (backfill running): not the answer
-    // the local search gives.
-    (r.state == State::Ready).then_some(r)
+    serde_json::from_slice(&body).ok()
 }
 
 fn query_string(r: &Request) -> String {
