@@ -434,3 +434,67 @@ fn a_store_of_the_previous_segment_format_is_read_and_reindexed() {
         .iter()
         .any(|s| s.session_key.contains("0a1fa001")));
 }
+
+/// The resident bytes of this process's mappings of `path`
+/// (`/proc/self/smaps`), summed.
+fn mapped_rss(path: &Path) -> u64 {
+    let smaps = fs::read_to_string("/proc/self/smaps").unwrap();
+    let name = path.to_string_lossy();
+    let mut ours = false;
+    let mut kb = 0;
+    for line in smaps.lines() {
+        if let Some(rss) = line.strip_prefix("Rss:") {
+            if ours {
+                kb += rss
+                    .trim()
+                    .trim_end_matches("kB")
+                    .trim()
+                    .parse::<u64>()
+                    .unwrap();
+            }
+        } else if line.split_whitespace().count() >= 5
+            && line
+                .split_whitespace()
+                .next()
+                .is_some_and(|r| r.contains('-'))
+        {
+            // A mapping's header line: `start-end perms offset dev inode [path]`.
+            ours = line.ends_with(&*name);
+        }
+    }
+    kb << 10
+}
+
+#[test]
+fn a_search_leaves_the_segment_pages_it_touched_to_the_page_cache_past_the_bound() {
+    let home = temp_dir("seg-bound");
+    for n in 1..=6 {
+        write_session(&home, n, 40, 2_000);
+    }
+    run_ok(&home, &["index"], 0);
+    let store = open(&home);
+    let list = store.segment_list().unwrap();
+    assert!(!list.segments.is_empty());
+    let paths: Vec<_> = list
+        .segments
+        .iter()
+        .map(|s| store.segments_dir().join(&s.name))
+        .collect();
+    let resident = || paths.iter().map(|p| mapped_rss(p)).sum::<u64>();
+    let answer =
+        |store: &Arc<Store>| serde_json::to_string(&search(store, "lorem", "newest")).unwrap();
+    let before = answer(&store);
+    assert!(
+        resident() > 0,
+        "the search read the segments through their maps"
+    );
+    // Under a bound the process does not exceed, nothing is dropped.
+    assert!(!store.bound_segment_pages_to(u64::MAX));
+    assert!(resident() > 0);
+    // Past it, every map's pages leave this process.
+    assert!(store.bound_segment_pages_to(0));
+    assert_eq!(resident(), 0, "the maps' pages were dropped");
+    // The maps stay usable: the next search reads the same bytes again.
+    assert_eq!(answer(&store), before);
+    assert!(resident() > 0);
+}

@@ -132,7 +132,13 @@ impl Store {
     /// than [`RESIDENT_FILE_BYTES`] of file pages (a search calls it when it
     /// ends); returns whether it did.
     pub fn bound_segment_pages(&self) -> bool {
-        if resident_file_bytes().is_none_or(|b| b <= RESIDENT_FILE_BYTES) {
+        self.bound_segment_pages_to(RESIDENT_FILE_BYTES)
+    }
+
+    /// [`Store::bound_segment_pages`] with the bound given (bytes of file
+    /// pages; 0 drops the maps' pages whatever the process holds).
+    pub fn bound_segment_pages_to(&self, limit: u64) -> bool {
+        if resident_file_bytes().is_none_or(|b| b <= limit) {
             return false;
         }
         let maps: Vec<Arc<memmap2::Mmap>> = {
