@@ -2,7 +2,8 @@
 // the open session shows in the panel within 3 s (as text, never HTML),
 // the panel keeps the reader's place unless they were at the bottom (then
 // it follows), the status line moves to the new revision, and a search on
-// screen offers "N new results — refresh" when a new record matches it.
+// screen offers "N new results — refresh" when a new record matches it, and
+// the home page swaps in its refreshed list without blanking it first.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -122,6 +123,29 @@ test('a search on screen offers the new results', LONG, async () => {
   await page.waitForSelector('#hits .hit');
   assert.equal(await page.locator('.live-note button').count(), 0);
   assert.ok((await page.textContent('#hits')).includes('zebracanary'));
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('the home page follows the index without blanking the list under the reader', LONG, async () => {
+  const page = await openPage(browser, server.url);
+  await page.waitForSelector('.home-box:not([aria-busy]) .recent .session-row');
+  // From here on: did a busy (empty) home box ever reach the page, and how
+  // many home pages were swapped in?
+  await page.evaluate(() => {
+    window.__blanked = false;
+    window.__homes = 0;
+    document.addEventListener('recall:home', () => { window.__homes += 1; });
+    new MutationObserver(() => {
+      if (document.querySelector('.home-box[aria-busy]')) window.__blanked = true;
+    }).observe(document.body, { subtree: true, childList: true, attributes: true });
+  });
+  const rows = await page.locator('.recent .session-row').count();
+  appendRecord('the home page moves with the index');
+  await page.waitForFunction(() => window.__homes > 0, null, { timeout: 10_000 });
+  assert.equal(await page.evaluate(() => window.__blanked), false, 'a background refresh showed an empty box');
+  assert.equal(await page.locator('.home-box[aria-busy]').count(), 0);
+  assert.equal(await page.locator('.recent .session-row').count(), rows);
   assert.deepEqual(page.errors, []);
   await page.close();
 });
