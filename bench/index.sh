@@ -45,13 +45,12 @@ segments=$(python3 -c "import json;print(len(json.load(open('$home/.recall/index
 store_bytes=$(du -sb "$home/.recall" | cut -f1)
 
 # 2. The query set, drawn from truth (seeded, so every run asks the same).
-python3 - "$WORK/g/truth.jsonl" "$WORK/queries.json" "$QN" "${MOST:-60}" <<'PY'
+python3 - "$WORK/g/truth.jsonl" "$WORK/queries.json" "$QN" "${MOST:-60}" "$root/bench" <<'PY'
 import json, random, re, sys
-from collections import defaultdict
 truth, out, n, most = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-terms, paths, errors = defaultdict(set), defaultdict(set), defaultdict(set)
-error_re = re.compile(r"AssertionError: assert \d+ == \d+|KeyError: '\w+'|ECONNREFUSED 127\.0\.0\.1:\d+"
-                      r"|Cannot read properties of undefined \(reading '\w+'\)")
+sys.path.insert(0, sys.argv[5])
+from kinds import Held
+held = Held()
 tok = re.compile(r"u[0-9a-hjkmnp-tv-z]{10}")
 word = re.compile(r"[a-z]{5,12}")
 rng = random.Random(11)
@@ -62,14 +61,7 @@ with open(truth) as f:
         if '"type":"record"' not in line.replace(" ", ""):
             continue
         d = json.loads(line)
-        t = d["text"]
-        for w in re.findall(r"\b[a-z]+[A-Z][A-Za-z]+\b|\b[a-z]+_[a-z_]+\b", t):
-            if len(w) >= 8:
-                terms[w].add(d["key"])
-        for w in error_re.findall(t):
-            errors[w].add(d["key"])
-        for w in re.findall(r"\b[\w-]+/[\w./-]+\.[a-z]+\b", t):
-            paths[w].add(d["key"])
+        held.add(d["key"], d["text"])
         seen += 1
         if len(records) < 4000:
             records.append((d["key"], d["text"]))
@@ -89,12 +81,10 @@ for key, text in records:
         and3.append({"q": " ".join(words[:3])})
 common = ["error", "test", "function", "cache", "release", "config", "update", "request", "value", "build",
           "file", "server", "query", "index", "thread", "memory", "output", "change", "check", "type"][:n]
-pick = lambda held, lo, hi: rng.sample(sorted(t for t, s in held.items() if lo <= len(s) <= hi),
-                                       min(n, sum(lo <= len(s) <= hi for s in held.values())))
 json.dump({"rare": rare, "common": [{"q": w} for w in common], "and3": and3,
-           "identifier": [{"q": t} for t in pick(terms, 20, most)],
-           "path": [{"q": t} for t in pick(paths, 20, most)],
-           "error": [{"q": f'"{t}"'} for t in pick(errors, 5, 200)]},
+           "identifier": [{"q": t} for t in held.pick("identifier", rng, n, 20, most)],
+           "path": [{"q": t} for t in held.pick("path", rng, n, 20, most)],
+           "error": [{"q": f'"{t}"'} for t in held.pick("error", rng, n, 5, 200)]},
           open(out, "w"), ensure_ascii=False)
 PY
 
@@ -288,14 +278,12 @@ print("| query kind | queries | FTS5 unicode61 | recall serve, first asking (par
       "partial / empty answers | found (FTS5 / recall) | `recall search` process | ripgrep (3 queries) |")
 print("|---|---|---|---|---|---|---|---|---|")
 for kind in ("rare", "common", "and3", "identifier", "path", "error"):
-    if kind not in http:
-        continue
     a, h, c, r = fts[kind], http[kind], cli[kind], rg[kind]
     n = len(h["ms"])
     found = f"{a['found']} / {h['found']} of {n}" if kind == "rare" else ""
-    first = h.get("first", [])
+    first = h["first"]
     print(f"| {kind} | {len(first)} | {f(pct(a['ms'],50))} / {f(pct(a['ms'],95))} | "
-          f"{f(pct(first,50))} / {f(pct(first,95))} ({h.get('first_partial', 0)}) | "
+          f"{f(pct(first,50))} / {f(pct(first,95))} ({h['first_partial']}) | "
           f"{f(pct(h['ms'],50))} / {f(pct(h['ms'],95))} | "
           f"{h['partial']} / {h['empty']} of {n} | {found} | {f(pct(c['ms'],50))} / {f(pct(c['ms'],95))} | "
           f"{f(pct(r['ms'],50))} |")

@@ -28,20 +28,22 @@ if [ "${INDEXED:-0}" != 1 ]; then
   run index --json > "$WORK/backfill.json"
   settle_merges "$home/.recall/index/v1/segments.json" 60 run index --json
 fi
-# No daemon may answer for the store.
-if env "${HERMETIC[@]}" "$bin" --home "$home" search --via daemon x >/dev/null 2>&1; then
+# No daemon may answer for the store (exit 2: none did; 0 or 1: one
+# answered, with or without hits).
+asked=0
+env "${HERMETIC[@]}" "$bin" --home "$home" search --via daemon x >/dev/null 2>&1 || asked=$?
+if [ "$asked" != 2 ]; then
   echo "nodaemon.sh: a daemon answers for $home: stop it first" >&2
   exit 2
 fi
 
-python3 - "$WORK/g/truth.jsonl" "$QN" "${MOST:-60}" > "$WORK/queries.tsv" <<'PY'
+python3 - "$WORK/g/truth.jsonl" "$QN" "${MOST:-60}" "$root/bench" > "$WORK/queries.tsv" <<'PY'
 import json, random, re, sys
-from collections import defaultdict
 truth, qn, most = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+sys.path.insert(0, sys.argv[4])
+from kinds import Held
 rng = random.Random(5)
-rare, terms, paths, errors = [], defaultdict(set), defaultdict(set), defaultdict(set)
-error_re = re.compile(r"AssertionError: assert \d+ == \d+|KeyError: '\w+'|ECONNREFUSED 127\.0\.0\.1:\d+"
-                      r"|Cannot read properties of undefined \(reading '\w+'\)")
+rare, held = [], Held()
 with open(truth) as f:
     for line in f:
         d = json.loads(line)
@@ -51,25 +53,16 @@ with open(truth) as f:
         m = re.search(r"u[0-9a-hjkmnp-tv-z]{10}", t)
         if m and len(rare) < 400:
             rare.append(m.group(0))
-        for w in re.findall(r"\b[a-z]+[A-Z][A-Za-z]+\b|\b[a-z]+_[a-z_]+\b", t):
-            if len(w) >= 8:
-                terms[w].add(d["key"])
-        for w in error_re.findall(t):
-            errors[w].add(d["key"])
-        for w in re.findall(r"\b[\w-]+/[\w./-]+\.[a-z]+\b", t):
-            paths[w].add(d["key"])
-idents = sorted(t for t, s in terms.items() if 20 <= len(s) <= most)
-files = sorted(t for t, s in paths.items() if 20 <= len(s) <= most)
-errs = sorted(t for t, s in errors.items() if 5 <= len(s) <= 200)
+        held.add(d["key"], t)
 for t in rng.sample(rare, min(qn, len(rare))):
     print(f"rare\t{t}")
 for t in ["error", "the", "fix", "test", "cache", "release", "build", "config"][:qn]:
     print(f"common\t{t}")
-for t in rng.sample(idents, min(qn, len(idents))):
+for t in held.pick("identifier", rng, qn, 20, most):
     print(f"identifier\t{t}")
-for t in rng.sample(files, min(qn, len(files))):
+for t in held.pick("path", rng, qn, 20, most):
     print(f"path\t{t}")
-for t in rng.sample(errs, min(qn, len(errs))):
+for t in held.pick("error", rng, qn, 5, 200):
     print(f"error\t\"{t}\"")
 PY
 
