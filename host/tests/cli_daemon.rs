@@ -1,6 +1,7 @@
 //! `recall search` through a running `recall serve` of the same store: the
 //! output is identical to the local search, a new transcript shows up
-//! through the daemon's own refresh, and a dead daemon's advert is ignored.
+//! through the daemon's own refresh, a dead daemon's advert is ignored, and
+//! `--via daemon` shows a building daemon's answer as it is.
 
 mod store_support;
 
@@ -107,4 +108,24 @@ fn a_copied_store_is_not_answered_by_the_daemon_of_the_original() {
         String::from_utf8_lossy(&out.stdout)
     );
     run_ok(&copy, &["search", "--no-refresh", "--json", "w1x0"], 0);
+}
+
+#[test]
+fn via_daemon_prints_the_answer_of_a_daemon_still_building_and_auto_searches_here() {
+    let home = temp_dir("daemon-building");
+    write_session(&home, 1, 3, 300);
+    // Never indexed, and a daemon that does not index: it stays `building`.
+    let (mut child, _) = serve_with(&home, &["--no-index"]);
+    let out = run(&home, &["search", "--via", "daemon", "--json", "w1x0"]);
+    let body: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {out:?}"));
+    assert_eq!(body["state"], "building", "{body}");
+    assert!(body["sessions"].as_array().is_some_and(|s| s.is_empty()));
+    // `--via auto` takes only a complete answer: this process sweeps and finds it.
+    let auto = run_ok(&home, &["search", "--json", "w1x0"], 0);
+    let auto: serde_json::Value = serde_json::from_str(&auto).unwrap();
+    assert_eq!(auto["state"], "ready", "{auto}");
+    assert_eq!(auto["sessions"].as_array().map(Vec::len), Some(1));
+    child.kill().unwrap();
+    child.wait().unwrap();
 }

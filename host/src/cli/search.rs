@@ -14,6 +14,7 @@ use super::render::{self, Color};
 use super::{Context, Found, Globals};
 use crate::engine::arena::Arena;
 use crate::engine::catalog::StoreCatalog;
+use crate::http::client;
 use clap::Args;
 use recall_core::query::{QueryError, Request};
 use recall_core::search::Budgets;
@@ -195,7 +196,6 @@ fn ask(
         })?;
         return Ok((r, "team"));
     }
-    use crate::http::client;
     let daemon = || client::find(ctx.store.dir());
     let remote = match a.via {
         Via::Local => None,

@@ -266,11 +266,35 @@ pub fn uncovered(home: &Path) -> Vec<String> {
 }
 
 /// Starts `recall serve` on `home` (a free loopback port) and waits until it
-/// listens and has advertised itself to `recall search` (`serve.json`).
-#[allow(dead_code)]
+/// listens, has advertised itself to `recall search` (`serve.json`) and its
+/// first sweep has ended.
 pub fn serve(home: &Path) -> std::process::Child {
+    let (child, addr) = serve_with(home, &[]);
+    // Until its first sweep ends, a daemon answers from the index as it
+    // was when it started (a search never waits behind a running sweep):
+    // tests that rely on its freshness start once it is current.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let phase = index_phase(&addr);
+        if phase == "current" || phase == "degraded" {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the daemon's first sweep never ended (phase {phase:?})"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child
+}
+
+/// Starts `recall serve` on `home` with `extra` flags and waits until it
+/// listens and has advertised itself (`serve.json`); returns it and the
+/// address it listens on.
+pub fn serve_with(home: &Path, extra: &[&str]) -> (std::process::Child, String) {
     let mut child = recall(home)
         .args(["serve", "--bind", "127.0.0.1:0", "--no-demo"])
+        .args(extra)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -300,22 +324,7 @@ pub fn serve(home: &Path) -> std::process::Child {
         );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    // Until its first sweep ends, a daemon answers from the index as it
-    // was when it started (a search never waits behind a running sweep):
-    // tests that rely on its freshness start once it is current.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    loop {
-        let phase = index_phase(&addr);
-        if phase == "current" || phase == "degraded" {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the daemon's first sweep never ended (phase {phase:?})"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    child
+    (child, addr)
 }
 
 /// The `phase` of `GET /api/index/status` at `addr` ("" when unreadable).
