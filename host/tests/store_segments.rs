@@ -436,30 +436,24 @@ fn a_store_of_the_previous_segment_format_is_read_and_reindexed() {
 }
 
 /// The resident bytes of this process's mappings of `path`
-/// (`/proc/self/smaps`), summed.
+/// (`/proc/self/smaps`: a mapping's line, `start-end perms offset dev inode
+/// path`, then its `Field: value` lines), summed.
 fn mapped_rss(path: &Path) -> u64 {
     let smaps = fs::read_to_string("/proc/self/smaps").unwrap();
     let name = path.to_string_lossy();
-    let mut ours = false;
-    let mut kb = 0;
+    let (mut ours, mut kb) = (false, 0);
     for line in smaps.lines() {
-        if let Some(rss) = line.strip_prefix("Rss:") {
-            if ours {
-                kb += rss
+        match line.split_once(':') {
+            Some(("Rss", v)) if ours => {
+                kb += v
                     .trim()
                     .trim_end_matches("kB")
                     .trim()
                     .parse::<u64>()
-                    .unwrap();
+                    .unwrap()
             }
-        } else if line.split_whitespace().count() >= 5
-            && line
-                .split_whitespace()
-                .next()
-                .is_some_and(|r| r.contains('-'))
-        {
-            // A mapping's header line: `start-end perms offset dev inode [path]`.
-            ours = line.ends_with(&*name);
+            Some((field, _)) if !field.contains(' ') => {}
+            _ => ours = line.ends_with(&*name),
         }
     }
     kb << 10
